@@ -1,0 +1,336 @@
+//! The in-memory knowledge base: every loaded file, the live items, the text
+//! index over them, and the query entry point.
+//!
+//! Changing one file costs in proportion to that file: its old items leave
+//! the index and its new ones enter, nothing else is touched. An id defined
+//! twice in the same scope is served from the first definition, the second
+//! is reported with both places, and takes over if the first goes away.
+
+mod learned;
+mod select;
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use crate::config::{Config, QueryDefaults, Role};
+use crate::knowledge::scan::knowledge_files;
+use crate::knowledge::{load_file, Body, Diagnostic, FileKind, FileLoad, Item};
+use crate::protocol::{Answer, Kind, Query};
+use crate::text::{DocId, Field, TextIndex};
+
+pub use learned::{Applications, Learned, Pin};
+
+/// Why a query could not be answered.
+#[derive(Debug, thiserror::Error)]
+pub enum QueryError {
+    /// The `now` field is not an instant.
+    #[error("invalid `now`: {0}")]
+    BadNow(String),
+}
+
+/// A loaded file as the engine keeps it.
+#[derive(Debug, Clone)]
+pub struct FileState {
+    /// What the file holds.
+    pub kind: FileKind,
+    /// Its items (including any that lost an id clash).
+    pub items: Vec<Arc<Item>>,
+    /// Its problems.
+    pub errors: Vec<Diagnostic>,
+    /// True when the latest version failed to parse and `items` are the
+    /// last good ones.
+    pub stale: bool,
+}
+
+/// A live item: the owner of its id.
+pub(crate) struct Live {
+    pub item: Arc<Item>,
+    pub doc: DocId,
+    /// A learning's term sets, computed once.
+    pub learning: Option<Box<select::LearningTerms>>,
+}
+
+/// Counts for status and reports.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Counts {
+    /// Files loaded (any kind but ignored).
+    pub files: usize,
+    /// Files ignored.
+    pub ignored: usize,
+    /// Live items per kind.
+    pub items: BTreeMap<Kind, usize>,
+}
+
+/// The knowledge base and its query engine.
+#[derive(Default)]
+pub struct Engine {
+    files: BTreeMap<Arc<Path>, FileState>,
+    slots: Vec<Option<Live>>,
+    free: Vec<u32>,
+    /// Claimants of each id, in claim order; the first owns it.
+    claims: HashMap<String, Vec<(Arc<Path>, usize)>>,
+    /// The slot of each live id.
+    live: HashMap<String, u32>,
+    pub(crate) index: TextIndex,
+    learned: Learned,
+    pub(crate) roles: BTreeMap<String, Role>,
+    defaults: QueryDefaults,
+}
+
+impl Engine {
+    /// An empty engine with the config's roles and defaults.
+    pub fn new(config: &Config) -> Self {
+        Engine {
+            roles: config.roles.clone(),
+            defaults: config.query.clone(),
+            ..Engine::default()
+        }
+    }
+
+    /// Loads every knowledge file under `roots`.
+    pub fn load_roots(&mut self, roots: &[PathBuf]) {
+        for root in roots {
+            for path in knowledge_files(root) {
+                self.apply(load_file(&path));
+            }
+        }
+    }
+
+    /// Applies a file's new contents. A file that failed to parse keeps its
+    /// last good items live and reports the error.
+    pub fn apply(&mut self, load: FileLoad) {
+        let path = load.path.clone();
+        if load.failed() {
+            if let Some(state) = self.files.get_mut(&path) {
+                if !state.items.is_empty() {
+                    state.errors = load.errors;
+                    state.stale = true;
+                    return;
+                }
+            }
+        }
+        self.release_file(&path);
+        let items: Vec<Arc<Item>> = load.items.into_iter().map(Arc::new).collect();
+        for (i, item) in items.iter().enumerate() {
+            self.claim(item, &path, i);
+        }
+        self.files.insert(
+            path,
+            FileState {
+                kind: load.kind,
+                items,
+                errors: load.errors,
+                stale: false,
+            },
+        );
+    }
+
+    /// Forgets a file and its items.
+    pub fn remove_file(&mut self, path: &Path) {
+        self.release_file(path);
+        self.files.remove(path);
+    }
+
+    fn release_file(&mut self, path: &Path) {
+        let Some(state) = self.files.get(path) else { return };
+        let ids: Vec<String> = state.items.iter().map(|i| i.id.clone()).collect();
+        for id in ids {
+            self.release(&id, path);
+        }
+    }
+
+    fn claim(&mut self, item: &Arc<Item>, path: &Arc<Path>, index: usize) {
+        let claimants = self.claims.entry(item.id.clone()).or_default();
+        claimants.push((path.clone(), index));
+        if claimants.len() == 1 {
+            self.make_live(item.clone());
+        }
+    }
+
+    fn release(&mut self, id: &str, path: &Path) {
+        let Some(claimants) = self.claims.get_mut(id) else { return };
+        let was_owner = claimants.first().is_some_and(|(p, _)| &**p == path);
+        claimants.retain(|(p, _)| &**p != path);
+        let next = claimants.first().cloned();
+        if claimants.is_empty() {
+            self.claims.remove(id);
+        }
+        if !was_owner {
+            return;
+        }
+        if let Some(slot) = self.live.remove(id) {
+            if let Some(live) = self.slots[slot as usize].take() {
+                let fields = text_fields(&live.item);
+                self.index.remove(live.doc, &borrow_fields(&fields));
+            }
+            self.free.push(slot);
+        }
+        if let Some((next_path, index)) = next {
+            let next_item = self.files.get(&next_path).and_then(|f| f.items.get(index)).cloned();
+            if let Some(item) = next_item {
+                self.make_live(item);
+            }
+        }
+    }
+
+    fn make_live(&mut self, item: Arc<Item>) {
+        let fields = text_fields(&item);
+        let doc = self.index.add(&borrow_fields(&fields));
+        let id = item.id.clone();
+        let learning = match &item.body {
+            Body::Learning(l) => Some(Box::new(select::LearningTerms::of(l))),
+            _ => None,
+        };
+        let live = Live { item, doc, learning };
+        let slot = match self.free.pop() {
+            Some(slot) => {
+                self.slots[slot as usize] = Some(live);
+                slot
+            }
+            None => {
+                self.slots.push(Some(live));
+                (self.slots.len() - 1) as u32
+            }
+        };
+        self.live.insert(id, slot);
+    }
+
+    /// The live items.
+    pub(crate) fn live_items(&self) -> impl Iterator<Item = &Live> {
+        self.slots.iter().flatten()
+    }
+
+    /// The live item with this id.
+    pub fn get(&self, id: &str) -> Option<&Arc<Item>> {
+        let slot = *self.live.get(id)?;
+        self.slots[slot as usize].as_ref().map(|l| &l.item)
+    }
+
+    /// Every file the engine knows, by path.
+    pub fn files(&self) -> &BTreeMap<Arc<Path>, FileState> {
+        &self.files
+    }
+
+    /// Every problem: each file's own, and every id defined twice.
+    pub fn diagnostics(&self) -> Vec<Diagnostic> {
+        let mut out: Vec<Diagnostic> = self.files.values().flat_map(|f| f.errors.iter().cloned()).collect();
+        for (id, claimants) in &self.claims {
+            let Some(owner) = claimants.first().and_then(|(p, i)| self.files.get(p)?.items.get(*i)) else {
+                continue;
+            };
+            for (path, index) in &claimants[1..] {
+                if let Some(dup) = self.files.get(path).and_then(|f| f.items.get(*index)) {
+                    out.push(Diagnostic {
+                        file: dup.source.file.clone(),
+                        pos: dup.source.pos,
+                        message: format!(
+                            "duplicate id `{id}`: already defined at {}:{}",
+                            owner.source.file.display(),
+                            owner.source.pos
+                        ),
+                    });
+                }
+            }
+        }
+        out.sort_by(|a, b| (&a.file, a.pos.line, a.pos.col).cmp(&(&b.file, b.pos.line, b.pos.col)));
+        out
+    }
+
+    /// Files and live items per kind.
+    pub fn counts(&self) -> Counts {
+        let mut counts = Counts::default();
+        for state in self.files.values() {
+            match state.kind {
+                FileKind::Ignored(_) => counts.ignored += 1,
+                _ => counts.files += 1,
+            }
+        }
+        for live in self.live_items() {
+            *counts.items.entry(live.item.kind()).or_default() += 1;
+        }
+        counts
+    }
+
+    /// The learned state.
+    pub fn learned(&self) -> &Learned {
+        &self.learned
+    }
+
+    /// The learned state, to update.
+    pub fn learned_mut(&mut self) -> &mut Learned {
+        &mut self.learned
+    }
+
+    /// Answers a query: select per kind, then render within budget.
+    pub fn query(&self, query: &Query) -> Result<Answer, QueryError> {
+        let now = match &query.now {
+            Some(text) => crate::time::parse_instant(text).map_err(QueryError::BadNow)?,
+            None => crate::time::now(),
+        };
+        let entries = select::select(self, query, now);
+        Ok(crate::render::render(entries, query.budget_chars as usize))
+    }
+
+    /// A query with the config's defaults applied where the caller left
+    /// the protocol defaults.
+    pub fn with_defaults(&self, mut query: Query) -> Query {
+        if query.mode == crate::protocol::Mode::default() {
+            query.mode = self.defaults.mode;
+        }
+        if query.budget_chars == crate::protocol::DEFAULT_BUDGET_CHARS {
+            query.budget_chars = self.defaults.budget_chars;
+        }
+        query
+    }
+}
+
+/// The text of an item per index field.
+fn text_fields(item: &Item) -> Vec<(Field, String)> {
+    let join = |parts: &[&[String]]| parts.iter().flat_map(|p| p.iter()).cloned().collect::<Vec<_>>().join(" ");
+    let opt = |o: &Option<String>| o.clone().unwrap_or_default();
+    let tags = &item.tags;
+    match &item.body {
+        Body::Pattern(p) => vec![
+            (Field::Title, p.name.clone()),
+            (Field::Problem, p.problem.clone()),
+            (Field::Context, opt(&p.when_to_use)),
+            (Field::Solution, p.solution.clone()),
+            (Field::Keywords, join(&[tags, &p.stack, p.category.as_slice()])),
+            (Field::Body, opt(&p.code)),
+        ],
+        Body::AntiPattern(a) => vec![
+            (Field::Title, a.name.clone()),
+            (Field::Problem, a.problem.clone()),
+            (Field::Solution, a.instead.clone()),
+            (Field::Keywords, join(&[tags, a.category.as_slice()])),
+        ],
+        Body::Gotcha(g) => vec![
+            (Field::Title, g.title.clone()),
+            (Field::Solution, g.fix.clone()),
+            (Field::Keywords, join(&[tags, g.category.as_slice()])),
+        ],
+        Body::Experience(e) => vec![(Field::Problem, e.text.clone()), (Field::Solution, opt(&e.detail))],
+        Body::Lesson(l) => vec![
+            (Field::Problem, l.text.clone()),
+            (Field::Keywords, join(&[tags, &l.prerequisites.tags, l.category.as_slice()])),
+        ],
+        Body::Learning(l) => vec![
+            (Field::Title, l.title.clone()),
+            (Field::Problem, l.description.clone()),
+            (Field::Context, opt(&l.context)),
+            (Field::Solution, opt(&l.suggested_action)),
+            (Field::Keywords, join(&[tags, &l.keywords, l.error_type.as_slice()])),
+        ],
+        Body::Observation(o) => vec![(Field::Problem, o.content.clone()), (Field::Keywords, join(&[tags]))],
+        Body::Exemplar(e) => vec![
+            (Field::Problem, e.content.clone()),
+            (Field::Keywords, join(&[tags, e.kind.as_slice()])),
+        ],
+        Body::Seed(s) => vec![(Field::Title, s.hook.clone()), (Field::Keywords, join(&[tags, s.source.as_slice()]))],
+    }
+}
+
+fn borrow_fields(fields: &[(Field, String)]) -> Vec<(Field, &str)> {
+    fields.iter().map(|(f, s)| (*f, s.as_str())).collect()
+}

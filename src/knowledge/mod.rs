@@ -1,0 +1,13 @@
+//! Knowledge files: parsing with positions, reading every item kind, and
+//! finding files under a root.
+
+pub mod fields;
+pub mod file;
+pub mod item;
+pub mod kinds;
+pub mod node;
+pub mod scan;
+
+pub use file::{load_file, parse_file, Diagnostic, FileKind, FileLoad, MAX_FILE_BYTES};
+pub use item::{Body, Item, Source};
+pub use node::Pos;

@@ -1,0 +1,30 @@
+//! memd: put a team's hard-won knowledge into a coding agent's prompt only
+//! when it is relevant.
+//!
+//! Layout:
+//! - [`protocol`]: the query and answer types shared with `memctl` (always
+//!   compiled; the only module without the `daemon` feature).
+//! - [`knowledge`]: knowledge files, parsed with positions, every item kind.
+//! - [`text`]: tokenising and the incremental BM25F index.
+//! - [`scoring`]: the five pure scoring policies, one per seed document.
+//! - [`engine`]: the in-memory knowledge base, selection per kind.
+//! - [`render`]: the injection block in the seeds' formats, within budget.
+//! - [`config`]: `memd.toml`.
+//! - [`time`]: instants as Unix seconds.
+
+pub mod protocol;
+
+#[cfg(feature = "daemon")]
+pub mod config;
+#[cfg(feature = "daemon")]
+pub mod engine;
+#[cfg(feature = "daemon")]
+pub mod knowledge;
+#[cfg(feature = "daemon")]
+pub mod render;
+#[cfg(feature = "daemon")]
+pub mod scoring;
+#[cfg(feature = "daemon")]
+pub mod text;
+#[cfg(feature = "daemon")]
+pub mod time;

@@ -1,0 +1,191 @@
+//! The `memd` binary: `query` (one query, in process) and `validate`.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::{bail, Context, Result};
+use lexopt::prelude::*;
+
+use memd::config::{Config, Overrides};
+use memd::engine::Engine;
+use memd::knowledge::scan::knowledge_files;
+use memd::knowledge::{load_file, FileKind};
+use memd::protocol::{Kind, Mode, Query};
+
+const USAGE: &str = "\
+memd: relevant team knowledge for coding agents
+
+Usage:
+  memd query [OPTIONS]        run one query in process and print the block
+  memd validate PATH...       check knowledge files (or directories of them)
+
+Query options:
+  --task TEXT                 the task or prompt
+  --agent ROLE                the agent's role, e.g. backend-engineer
+  --product NAME              the product being worked on
+  --repo NAME|PATH            the repository
+  --cwd DIR                   the working directory
+  --path FILE                 a file in play (repeatable)
+  --os NAME                   the OS (default: this one)
+  --mcp-server NAME           an available MCP server (repeatable)
+  --tags A,B                  environment tags (repeatable)
+  --keywords A,B              recent conversation keywords (repeatable)
+  --kinds A,B                 only these kinds (pattern, anti_pattern, gotcha,
+                              experience, lesson, learning, observation,
+                              exemplar, seed)
+  --mode conservative|aggressive
+  --budget CHARS              block size cap (default 9000)
+  --now RFC3339               score as of this instant
+  --json                      print {\"block\", \"items\": [...]} as JSON
+
+Paths (memd and memctl alike):
+  --config FILE               config file (env MEMD_CONFIG)
+  --data-dir DIR              data directory (env MEMD_DATA_DIR)
+  --root DIR                  add a knowledge root (repeatable)
+";
+
+fn main() -> ExitCode {
+    match run() {
+        Ok(code) => code,
+        Err(err) => {
+            eprintln!("memd: {err:#}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn run() -> Result<ExitCode> {
+    let mut parser = lexopt::Parser::from_env();
+    let command = match parser.next()? {
+        Some(Value(cmd)) => cmd.string()?,
+        Some(Long("help") | Short('h')) | None => {
+            print!("{USAGE}");
+            return Ok(ExitCode::SUCCESS);
+        }
+        Some(Long("version") | Short('V')) => {
+            println!("memd {}", env!("CARGO_PKG_VERSION"));
+            return Ok(ExitCode::SUCCESS);
+        }
+        Some(other) => return Err(other.unexpected().into()),
+    };
+    match command.as_str() {
+        "query" => query(parser),
+        "validate" => validate(parser),
+        other => bail!("unknown command `{other}`\n\n{USAGE}"),
+    }
+}
+
+/// Splits `a,b` flag values.
+fn list(value: std::ffi::OsString) -> Result<Vec<String>> {
+    Ok(value
+        .string()?
+        .split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(String::from)
+        .collect())
+}
+
+fn query(mut parser: lexopt::Parser) -> Result<ExitCode> {
+    let mut paths = Overrides::default();
+    let mut q = Query::default();
+    let mut explicit_mode = None;
+    let mut explicit_budget = None;
+    let mut json = false;
+    while let Some(arg) = parser.next()? {
+        match arg {
+            Long("config") => paths.config = Some(parser.value()?.into()),
+            Long("data-dir") => paths.data_dir = Some(parser.value()?.into()),
+            Long("root") => paths.roots.push(parser.value()?.into()),
+            Long("task") => q.task = parser.value()?.string()?,
+            Long("agent") => q.agent = Some(parser.value()?.string()?),
+            Long("product") => q.product = Some(parser.value()?.string()?),
+            Long("repo") => q.repo = Some(parser.value()?.string()?),
+            Long("cwd") => q.cwd = Some(parser.value()?.string()?),
+            Long("path") => q.paths.push(parser.value()?.string()?),
+            Long("os") => q.os = Some(parser.value()?.string()?),
+            Long("mcp-server") => q.mcp_servers.push(parser.value()?.string()?),
+            Long("tags") => q.tags.extend(list(parser.value()?)?),
+            Long("keywords") => q.keywords.extend(list(parser.value()?)?),
+            Long("kinds") => {
+                for k in list(parser.value()?)? {
+                    q.kinds.push(k.parse::<Kind>().map_err(anyhow::Error::msg)?);
+                }
+            }
+            Long("mode") => explicit_mode = Some(parser.value()?.string()?.parse::<Mode>().map_err(anyhow::Error::msg)?),
+            Long("budget") => explicit_budget = Some(parser.value()?.parse::<u32>()?),
+            Long("now") => q.now = Some(parser.value()?.string()?),
+            Long("json") => json = true,
+            Long("help") | Short('h') => {
+                print!("{USAGE}");
+                return Ok(ExitCode::SUCCESS);
+            }
+            other => return Err(other.unexpected().into()),
+        }
+    }
+    let config = Config::load(&paths)?;
+    let mut engine = Engine::new(&config);
+    engine.load_roots(&config.roots);
+    for d in engine.diagnostics() {
+        eprintln!("memd: warning: {d}");
+    }
+    q.mode = explicit_mode.unwrap_or(config.query.mode);
+    q.budget_chars = explicit_budget.unwrap_or(config.query.budget_chars);
+    let answer = engine.query(&q)?;
+    if json {
+        println!("{}", serde_json::to_string_pretty(&answer).context("encoding the answer")?);
+    } else if answer.block.is_empty() {
+        eprintln!("memd: nothing relevant for this query");
+    } else {
+        println!("{}", answer.block);
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn validate(mut parser: lexopt::Parser) -> Result<ExitCode> {
+    let mut targets: Vec<PathBuf> = Vec::new();
+    while let Some(arg) = parser.next()? {
+        match arg {
+            Value(path) => targets.push(path.into()),
+            Long("help") | Short('h') => {
+                print!("{USAGE}");
+                return Ok(ExitCode::SUCCESS);
+            }
+            other => return Err(other.unexpected().into()),
+        }
+    }
+    if targets.is_empty() {
+        bail!("validate needs at least one file or directory");
+    }
+    let mut engine = Engine::default();
+    let mut missing = 0;
+    for target in &targets {
+        if target.is_dir() {
+            for file in knowledge_files(target) {
+                engine.apply(load_file(&file));
+            }
+        } else if target.exists() {
+            engine.apply(load_file(target));
+        } else {
+            eprintln!("{}: no such file or directory", target.display());
+            missing += 1;
+        }
+    }
+    for (path, state) in engine.files() {
+        if let FileKind::Ignored(why) = &state.kind {
+            eprintln!("{}: ignored: {why}", path.display());
+        }
+    }
+    let diagnostics = engine.diagnostics();
+    for d in &diagnostics {
+        println!("{d}");
+    }
+    let counts = engine.counts();
+    let items: usize = counts.items.values().sum();
+    let errors = diagnostics.len() + missing;
+    eprintln!(
+        "{} file(s), {items} item(s), {errors} error(s)",
+        counts.files + counts.ignored
+    );
+    Ok(if errors == 0 { ExitCode::SUCCESS } else { ExitCode::from(1) })
+}

@@ -1,0 +1,410 @@
+//! The injection block: one section per kind in the seeds' formats, in the
+//! SPEC's order, within a character budget. Lower-ranked items are dropped
+//! whole, never cut; the only cut is seed 004's own 2,000-character cap on
+//! its block, and it falls on a character boundary.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::sync::Arc;
+
+use crate::knowledge::item::{Confidence, ExperienceKind};
+use crate::knowledge::{Body, Item};
+use crate::protocol::{Answer, SelectedItem};
+use crate::scoring::exemplar::RAG_MAX_CHARS;
+use crate::scoring::rubric::PatternTier;
+
+/// The sections, in rendering order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Section {
+    /// The agent's own experience (seed 000): always shown.
+    Experience,
+    /// Pinned lessons (seed 001).
+    PinnedLessons,
+    /// Patterns (seed 000).
+    Patterns,
+    /// Anti-patterns (seed 000).
+    AntiPatterns,
+    /// Gotchas (seed 000).
+    Gotchas,
+    /// Lessons (seed 001).
+    Lessons,
+    /// Learnings (seed 003).
+    Learnings,
+    /// Observations (seed 002).
+    RecentContext,
+    /// Exemplars (seed 004).
+    WinningPatterns,
+    /// Seeds, the exemplars' cold start (seed 004).
+    IdeasFromNotes,
+}
+
+impl Section {
+    /// Experience and pinned lessons are kept longest under a tight budget.
+    fn tier(self) -> u8 {
+        match self {
+            Section::Experience | Section::PinnedLessons => 0,
+            _ => 1,
+        }
+    }
+}
+
+/// Kind-specific facts the renderer shows.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Note {
+    /// Nothing beyond the item.
+    None,
+    /// A pattern's 0-10 total and how it is shown.
+    Pattern { total: u8, tier: PatternTier },
+    /// A learning's relevance and effectiveness.
+    Learning { relevance: f64, effectiveness: Option<f64> },
+    /// How old an observation is.
+    Observation { hours_ago: f64 },
+}
+
+/// One selected item, ready to render.
+#[derive(Debug, Clone)]
+pub struct Entry {
+    /// Its section.
+    pub section: Section,
+    /// The item.
+    pub item: Arc<Item>,
+    /// Its score under its policy.
+    pub score: f64,
+    /// The breakdown of the score.
+    pub dimensions: BTreeMap<String, f64>,
+    /// What the renderer shows besides the item.
+    pub note: Note,
+}
+
+/// Renders `entries` (grouped by section, best first within a section) into
+/// at most `budget_chars` characters, dropping the lowest-ranked entries
+/// until the block fits: the last of the longest section first, then
+/// sections further down; experience and pinned lessons last of all.
+pub fn render(mut entries: Vec<Entry>, budget_chars: usize) -> Answer {
+    entries.sort_by_key(|e| e.section);
+    loop {
+        let block = render_block(&entries);
+        if block.chars().count() <= budget_chars || entries.is_empty() {
+            let items = entries
+                .iter()
+                .map(|e| SelectedItem {
+                    id: e.item.id.clone(),
+                    kind: e.item.kind(),
+                    score: e.score,
+                    dimensions: e.dimensions.clone(),
+                    source: e.item.source.to_string(),
+                })
+                .collect();
+            return Answer { block, items };
+        }
+        let victim = drop_candidate(&entries);
+        entries.remove(victim);
+    }
+}
+
+/// The entry to drop next: highest (tier, rank within section, section).
+fn drop_candidate(entries: &[Entry]) -> usize {
+    let mut rank_in_section = Vec::with_capacity(entries.len());
+    let mut previous = None;
+    let mut rank = 0usize;
+    for e in entries {
+        if previous == Some(e.section) {
+            rank += 1;
+        } else {
+            rank = 0;
+            previous = Some(e.section);
+        }
+        rank_in_section.push(rank);
+    }
+    (0..entries.len())
+        .max_by_key(|&i| (entries[i].section.tier(), rank_in_section[i], entries[i].section))
+        .unwrap_or(0)
+}
+
+fn render_block(entries: &[Entry]) -> String {
+    let mut sections: Vec<String> = Vec::new();
+    let mut start = 0;
+    while start < entries.len() {
+        let section = entries[start].section;
+        let end = entries[start..]
+            .iter()
+            .position(|e| e.section != section)
+            .map_or(entries.len(), |n| start + n);
+        sections.push(render_section(section, &entries[start..end]));
+        start = end;
+    }
+    sections.join("\n\n")
+}
+
+/// Text on one line, quotes kept readable.
+fn one_line(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// At most `max` characters of `text`, cut on a character boundary.
+pub fn truncate_chars(text: &str, max: usize) -> &str {
+    match text.char_indices().nth(max) {
+        Some((byte, _)) => &text[..byte],
+        None => text,
+    }
+}
+
+/// A one-line preview of at most `max` characters, with `...` when cut.
+fn preview(text: &str, max: usize) -> String {
+    let line = one_line(text);
+    if line.chars().count() <= max {
+        line
+    } else {
+        format!("{}...", truncate_chars(&line, max.saturating_sub(3)).trim_end())
+    }
+}
+
+/// Characters of each exemplar or seed preview.
+const PREVIEW_CHARS: usize = 200;
+
+fn render_section(section: Section, entries: &[Entry]) -> String {
+    let mut out = String::new();
+    match section {
+        Section::Experience => {
+            out.push_str("## Your Past Experience");
+            for e in entries {
+                if let Body::Experience(x) = &e.item.body {
+                    let text = one_line(&x.text);
+                    let line = match (x.kind, &x.detail) {
+                        (ExperienceKind::Mistake, Some(fix)) => {
+                            format!("Common mistake to avoid: \"{text}\" → {}", one_line(fix))
+                        }
+                        (ExperienceKind::Mistake, None) => format!("Common mistake to avoid: \"{text}\""),
+                        (ExperienceKind::Approach, Some(ctx)) => {
+                            format!("Preferred approach for {}: \"{text}\"", one_line(ctx))
+                        }
+                        (ExperienceKind::Approach, None) => format!("Preferred approach: \"{text}\""),
+                    };
+                    let _ = write!(out, "\n- {line}");
+                }
+            }
+        }
+        Section::PinnedLessons | Section::Lessons => {
+            out.push_str(if section == Section::PinnedLessons {
+                "## Pinned Lessons"
+            } else {
+                "## Lessons"
+            });
+            for e in entries {
+                if let Body::Lesson(l) = &e.item.body {
+                    let _ = write!(out, "\n- {} [{}]", one_line(&l.text), e.item.id);
+                }
+            }
+        }
+        Section::Patterns => {
+            let fallback = entries
+                .iter()
+                .any(|e| matches!(e.note, Note::Pattern { tier: PatternTier::Fallback, .. }));
+            let floor = if fallback { 3 } else { 4 };
+            let _ = write!(out, "## Relevant Patterns (semantically matched, score >= {floor}/10)");
+            for e in entries {
+                let (Body::Pattern(p), Note::Pattern { total, tier }) = (&e.item.body, &e.note) else {
+                    continue;
+                };
+                let confidence = match p.confidence {
+                    Some(Confidence::High) => ", confidence: high",
+                    Some(Confidence::Medium) => ", confidence: medium",
+                    Some(Confidence::Low) => ", confidence: low",
+                    None => "",
+                };
+                let _ = write!(
+                    out,
+                    "\n- {} (score: {total}/10{confidence}): \"{}\"\n  Problem: \"{}\"\n  Solution: \"{}\"",
+                    e.item.id,
+                    one_line(&p.name),
+                    one_line(&p.problem),
+                    one_line(&p.solution)
+                );
+                if let (PatternTier::Full, Some(code)) = (tier, &p.code) {
+                    out.push_str("\n  Code:\n  ```");
+                    for line in code.trim_end().lines() {
+                        let _ = write!(out, "\n  {line}");
+                    }
+                    out.push_str("\n  ```");
+                }
+            }
+        }
+        Section::AntiPatterns => {
+            out.push_str("## Anti-Patterns to Avoid");
+            for e in entries {
+                if let Body::AntiPattern(a) = &e.item.body {
+                    let _ = write!(out, "\n- {}: \"{}\" → {}", e.item.id, one_line(&a.name), one_line(&a.instead));
+                }
+            }
+        }
+        Section::Gotchas => {
+            out.push_str("## Gotchas");
+            for e in entries {
+                if let Body::Gotcha(g) = &e.item.body {
+                    let _ = write!(out, "\n- \"{}\" → {}", one_line(&g.title), one_line(&g.fix));
+                }
+            }
+        }
+        Section::Learnings => {
+            let _ = write!(
+                out,
+                "## Relevant Learnings\n\nBased on similar tasks, here are {} relevant learning(s) that may help:",
+                entries.len()
+            );
+            for (n, e) in entries.iter().enumerate() {
+                let (Body::Learning(l), Note::Learning { relevance, effectiveness }) = (&e.item.body, &e.note) else {
+                    continue;
+                };
+                let _ = write!(out, "\n\n### Learning {}: {}", n + 1, one_line(&l.title));
+                if let Some(task) = &l.task_id {
+                    let _ = write!(out, "\n**Source:** {task}");
+                }
+                let _ = write!(out, "\n**Type:** {}", l.learning_type.as_str());
+                let _ = write!(out, "\n**Relevance:** {relevance:.2}");
+                let _ = write!(out, "\n**Description:** {}", one_line(&l.description));
+                if let Some(action) = &l.suggested_action {
+                    let _ = write!(out, "\n**Suggested Action:** {}", one_line(action));
+                }
+                if let Some(eff) = effectiveness {
+                    let _ = write!(out, "\n**Historical Effectiveness:** {eff:.2}");
+                }
+                out.push_str("\n\n---");
+            }
+            out.push_str(
+                "\n\n### How to Use These Learnings\n1. Review each learning\n2. Apply relevant learnings to your approach\n3. Provide feedback after task completion",
+            );
+        }
+        Section::RecentContext => {
+            out.push_str("## Recent Context");
+            for e in entries {
+                let (Body::Observation(o), Note::Observation { hours_ago }) = (&e.item.body, &e.note) else {
+                    continue;
+                };
+                let age = format_age(*hours_ago);
+                let who = o.agent_type.as_deref().map(|a| format!("{a}, ")).unwrap_or_default();
+                let _ = write!(out, "\n- [{}] {} ({who}{age})", o.kind.as_str(), one_line(&o.content));
+            }
+        }
+        Section::WinningPatterns => {
+            out.push_str("Winning patterns from your best-performing content:");
+            for (n, e) in entries.iter().enumerate() {
+                if let Body::Exemplar(x) = &e.item.body {
+                    let kind = x.kind.as_deref().unwrap_or("post");
+                    let _ = write!(
+                        out,
+                        "\n{}. [{}] ({kind}): \"{}\"",
+                        n + 1,
+                        x.archetype,
+                        preview(&x.content, PREVIEW_CHARS)
+                    );
+                }
+            }
+            out.push_str("\nUse these patterns as inspiration but don't copy them directly.");
+            out = truncate_chars(&out, RAG_MAX_CHARS).to_string();
+        }
+        Section::IdeasFromNotes => {
+            out.push_str("Relevant ideas from your notes:");
+            for (n, e) in entries.iter().enumerate() {
+                if let Body::Seed(s) = &e.item.body {
+                    let from = s.source.as_deref().map(|s| format!(" (from: {})", one_line(s))).unwrap_or_default();
+                    let _ = write!(out, "\n{}. \"{}\"{from}", n + 1, preview(&s.hook, PREVIEW_CHARS));
+                }
+            }
+            out.push_str("\nDraw on these ideas to make your response more informed.");
+            out = truncate_chars(&out, RAG_MAX_CHARS).to_string();
+        }
+    }
+    out
+}
+
+fn format_age(hours: f64) -> String {
+    if hours < 1.0 {
+        "just now".into()
+    } else if hours < 48.0 {
+        format!("{}h ago", hours.floor() as u64)
+    } else {
+        format!("{}d ago", (hours / 24.0).floor() as u64)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::knowledge::item::{Exemplar, Gotcha};
+    use crate::knowledge::{Pos, Source};
+    use std::path::Path;
+
+    fn gotcha(id: &str, title: &str) -> Entry {
+        Entry {
+            section: Section::Gotchas,
+            item: Arc::new(Item {
+                id: id.into(),
+                tags: vec![],
+                source: Source { file: Arc::from(Path::new("g.yaml")), pos: Pos { line: 3, col: 5 } },
+                body: Body::Gotcha(Gotcha { title: title.into(), fix: "fix it".into(), category: None }),
+            }),
+            score: 1.0,
+            dimensions: BTreeMap::new(),
+            note: Note::None,
+        }
+    }
+
+    fn exemplar(id: &str, content: &str) -> Entry {
+        Entry {
+            section: Section::WinningPatterns,
+            item: Arc::new(Item {
+                id: id.into(),
+                tags: vec![],
+                source: Source { file: Arc::from(Path::new("e.yaml")), pos: Pos { line: 1, col: 1 } },
+                body: Body::Exemplar(Exemplar {
+                    kind: Some("tweet".into()),
+                    content: content.into(),
+                    performance_score: Some(1.0),
+                    posted_at: 0,
+                    archetype: "tip".into(),
+                }),
+            }),
+            score: 1.0,
+            dimensions: BTreeMap::new(),
+            note: Note::None,
+        }
+    }
+
+    #[test]
+    fn truncation_never_splits_a_character() {
+        assert_eq!(truncate_chars("héllo wörld", 2), "hé");
+        assert_eq!(truncate_chars("日本語のテキスト", 3), "日本語");
+        assert_eq!(truncate_chars("ab", 5), "ab");
+        assert_eq!(preview("Ünïcödé everywhere here", 10), "Ünïcödé...");
+    }
+
+    #[test]
+    fn budget_drops_whole_items_lowest_rank_first() {
+        let entries: Vec<_> = (0..3).map(|i| gotcha(&format!("G{i}"), &format!("Gotcha número {i} ✓"))).collect();
+        let full = render(entries.clone(), 10_000);
+        assert_eq!(full.items.len(), 3);
+        let full_len = full.block.chars().count();
+        let answer = render(entries, full_len - 1);
+        assert_eq!(answer.items.len(), 2);
+        assert_eq!(answer.items.iter().map(|i| i.id.as_str()).collect::<Vec<_>>(), ["G0", "G1"]);
+        assert!(answer.block.chars().count() <= full_len - 1);
+        assert!(answer.block.ends_with("→ fix it"), "no item is cut: {}", answer.block);
+        assert_eq!(answer.items[0].source, "g.yaml:3");
+    }
+
+    #[test]
+    fn a_budget_too_small_for_anything_renders_nothing() {
+        let answer = render(vec![gotcha("G0", "x")], 5);
+        assert!(answer.block.is_empty());
+        assert!(answer.items.is_empty());
+    }
+
+    #[test]
+    fn exemplar_block_is_capped_at_2000_chars_on_a_boundary() {
+        let long = "ß".repeat(190);
+        let entries: Vec<_> = (0..12).map(|i| exemplar(&format!("E{i}"), &long)).collect();
+        let answer = render(entries, 100_000);
+        assert_eq!(answer.block.chars().count(), RAG_MAX_CHARS);
+        assert!(std::str::from_utf8(answer.block.as_bytes()).is_ok());
+    }
+}

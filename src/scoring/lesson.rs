@@ -1,0 +1,206 @@
+//! Seed 001 lesson search: the structural prerequisites as a hard gate, and
+//! reciprocal rank fusion of the rankings available.
+
+use crate::knowledge::item::Prerequisites;
+
+/// RRF's rank constant: `score = sum of 1 / (k + rank)` over rankings.
+pub const RRF_K: f64 = 60.0;
+/// Lessons shown per query (besides pinned ones).
+pub const MAX_LESSONS: usize = 3;
+/// Pinned lessons shown per query.
+pub const MAX_PINNED: usize = 5;
+/// A lesson enters the candidate pool at this task similarity (the rubric's
+/// "tangentially related" cut-off).
+pub const MIN_TASK_SIMILARITY: f64 = 0.12;
+
+/// What the gate checks a lesson against.
+#[derive(Debug, Clone, Default)]
+pub struct GateContext<'a> {
+    /// The OS, e.g. `linux` or `macos`.
+    pub os: &'a str,
+    /// The repository: a name or a path (its last component is the name).
+    pub repo: Option<&'a str>,
+    /// The working directory and the files in play.
+    pub paths: Vec<&'a str>,
+    /// MCP servers available.
+    pub mcp_servers: &'a [String],
+    /// The home directory, for prerequisites written `~/...`.
+    pub home: Option<&'a str>,
+}
+
+/// Why the gate refused a lesson.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum GateFailure {
+    /// Needs another OS.
+    Os,
+    /// Needs another repository.
+    Repo,
+    /// Needs a path that is not in play.
+    Path,
+    /// Needs an MCP server that is not available.
+    McpServer(String),
+}
+
+impl std::fmt::Display for GateFailure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            GateFailure::Os => f.write_str("needs another OS"),
+            GateFailure::Repo => f.write_str("needs another repository"),
+            GateFailure::Path => f.write_str("needs a path that is not in play"),
+            GateFailure::McpServer(s) => write!(f, "needs MCP server `{s}`"),
+        }
+    }
+}
+
+fn canonical_os(os: &str) -> String {
+    match os.trim().to_ascii_lowercase().as_str() {
+        "darwin" | "macos" | "osx" | "mac" => "macos".into(),
+        "win" | "win32" | "windows" => "windows".into(),
+        other => other.into(),
+    }
+}
+
+fn repo_name(repo: &str) -> &str {
+    repo.trim_end_matches('/').rsplit('/').next().unwrap_or(repo)
+}
+
+/// True when `path` is `wanted` or lies under it. `wanted` may start with
+/// `~/`; a relative `wanted` matches as a run of whole components anywhere.
+fn path_matches(path: &str, wanted: &str, home: Option<&str>) -> bool {
+    let wanted = wanted.trim_end_matches('/');
+    let expanded;
+    let wanted = match wanted.strip_prefix("~/") {
+        Some(rest) => {
+            let Some(home) = home else { return false };
+            expanded = format!("{}/{rest}", home.trim_end_matches('/'));
+            expanded.as_str()
+        }
+        None => wanted,
+    };
+    if wanted.is_empty() {
+        return false;
+    }
+    if wanted.starts_with('/') {
+        path == wanted || path.starts_with(&format!("{wanted}/"))
+    } else {
+        let padded = format!("/{}/", path.trim_matches('/'));
+        padded.contains(&format!("/{wanted}/"))
+    }
+}
+
+/// The hard gate on `os`, `repos`, `paths` and `mcp_servers`: each list, when
+/// not empty, must be satisfied (any listed OS, repo or path; every listed
+/// MCP server). Tags are never gated.
+pub fn check_structural(pre: &Prerequisites, ctx: &GateContext<'_>) -> Result<(), GateFailure> {
+    if !pre.os.is_empty() {
+        let os = canonical_os(ctx.os);
+        if !pre.os.iter().any(|o| canonical_os(o) == os) {
+            return Err(GateFailure::Os);
+        }
+    }
+    if !pre.repos.is_empty() {
+        let ok = ctx.repo.is_some_and(|r| {
+            pre.repos
+                .iter()
+                .any(|want| repo_name(want).eq_ignore_ascii_case(repo_name(r)))
+        });
+        if !ok {
+            return Err(GateFailure::Repo);
+        }
+    }
+    if !pre.paths.is_empty()
+        && !pre
+            .paths
+            .iter()
+            .any(|want| ctx.paths.iter().any(|p| path_matches(p, want, ctx.home)))
+    {
+        return Err(GateFailure::Path);
+    }
+    for server in &pre.mcp_servers {
+        if !ctx.mcp_servers.iter().any(|s| s.eq_ignore_ascii_case(server)) {
+            return Err(GateFailure::McpServer(server.clone()));
+        }
+    }
+    Ok(())
+}
+
+/// Reciprocal rank fusion of 1-based ranks (`None`: absent from that
+/// ranking).
+pub fn rrf(ranks: &[Option<usize>]) -> f64 {
+    ranks
+        .iter()
+        .flatten()
+        .map(|&rank| 1.0 / (RRF_K + rank as f64))
+        .sum()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pre() -> Prerequisites {
+        Prerequisites::default()
+    }
+
+    #[test]
+    fn empty_prerequisites_pass() {
+        assert_eq!(check_structural(&pre(), &GateContext::default()), Ok(()));
+    }
+
+    #[test]
+    fn each_structural_prerequisite_gates() {
+        let servers = vec!["github".to_string()];
+        let ctx = GateContext {
+            os: "linux",
+            repo: Some("/home/me/src/acme-api"),
+            paths: vec!["/home/me/src/acme-api", "/home/me/src/acme-api/src/db/migrate.rs"],
+            mcp_servers: &servers,
+            home: Some("/home/me"),
+        };
+        let mut p = pre();
+        p.os = vec!["Darwin".into()];
+        assert_eq!(check_structural(&p, &ctx), Err(GateFailure::Os));
+        p.os = vec!["linux".into(), "macos".into()];
+        assert_eq!(check_structural(&p, &ctx), Ok(()));
+
+        p.repos = vec!["other".into()];
+        assert_eq!(check_structural(&p, &ctx), Err(GateFailure::Repo));
+        p.repos = vec!["acme-api".into()];
+        assert_eq!(check_structural(&p, &ctx), Ok(()));
+
+        p.paths = vec!["src/web".into()];
+        assert_eq!(check_structural(&p, &ctx), Err(GateFailure::Path));
+        p.paths = vec!["src/db".into()];
+        assert_eq!(check_structural(&p, &ctx), Ok(()));
+        p.paths = vec!["/home/me/src/acme-api/".into()];
+        assert_eq!(check_structural(&p, &ctx), Ok(()));
+        p.paths = vec!["~/src/acme-api".into()];
+        assert_eq!(check_structural(&p, &ctx), Ok(()));
+        p.paths = vec!["~/src/other".into()];
+        assert_eq!(check_structural(&p, &ctx), Err(GateFailure::Path));
+        p.paths = vec!["src/db".into()];
+
+        p.mcp_servers = vec!["github".into(), "linear".into()];
+        assert_eq!(check_structural(&p, &ctx), Err(GateFailure::McpServer("linear".into())));
+        // Tags never gate.
+        let mut t = pre();
+        t.tags = vec!["acme".into(), "react".into()];
+        assert_eq!(check_structural(&t, &ctx), Ok(()));
+    }
+
+    #[test]
+    fn unknown_repo_fails_a_repo_gate() {
+        let mut p = pre();
+        p.repos = vec!["acme-api".into()];
+        assert_eq!(check_structural(&p, &GateContext::default()), Err(GateFailure::Repo));
+    }
+
+    #[test]
+    fn rrf_fuses_ranks() {
+        let both_first = rrf(&[Some(1), Some(1)]);
+        assert!((both_first - 2.0 / 61.0).abs() < 1e-12);
+        assert!(rrf(&[Some(1), None]) < both_first);
+        assert!(rrf(&[Some(2), Some(2)]) > rrf(&[Some(1), None]));
+        assert_eq!(rrf(&[None, None]), 0.0);
+    }
+}

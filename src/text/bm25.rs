@@ -1,0 +1,330 @@
+//! An in-memory, field-weighted BM25 (BM25F) inverted index that adds and
+//! removes one document at a time, and turns a query into a similarity in
+//! `[0, 1]` per document.
+//!
+//! Removal is lazy: a removed document is marked dead, its terms' document
+//! frequencies and the length statistics are corrected at once, and its
+//! postings are purged by a compaction that runs once dead postings make up
+//! a quarter of the index. A slot is reused only after that purge, so a
+//! stale posting can never be credited to a new document.
+
+use std::collections::HashMap;
+
+use super::tokenize::for_each_term;
+
+/// BM25 term-frequency saturation.
+pub const K1: f32 = 1.2;
+/// BM25 length normalisation.
+pub const B: f32 = 0.75;
+
+/// The fields a document's text is indexed under.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Field {
+    /// Name or title.
+    Title = 0,
+    /// The problem or description.
+    Problem = 1,
+    /// When to use it, its context.
+    Context = 2,
+    /// The solution, fix or advice.
+    Solution = 3,
+    /// Tags, keywords and category.
+    Keywords = 4,
+    /// Anything else worth matching (code).
+    Body = 5,
+}
+
+/// Number of fields.
+const FIELDS: usize = 6;
+
+/// How much a match in each field counts, indexed by [`Field`]. The title
+/// and keywords say what an item is about; code says little.
+pub const FIELD_WEIGHTS: [f32; FIELDS] = [2.0, 1.5, 1.2, 1.0, 1.5, 0.5];
+
+/// A document's handle in the index.
+pub type DocId = u32;
+
+#[derive(Default)]
+struct Postings {
+    /// Live documents containing the term.
+    df: u32,
+    docs: Vec<DocId>,
+    tf: Vec<[u8; FIELDS]>,
+}
+
+#[derive(Clone, Copy)]
+struct Doc {
+    alive: bool,
+    lens: [u16; FIELDS],
+}
+
+/// The inverted index.
+#[derive(Default)]
+pub struct TextIndex {
+    term_ids: HashMap<String, u32>,
+    postings: Vec<Postings>,
+    docs: Vec<Doc>,
+    free: Vec<DocId>,
+    live: u32,
+    len_sum: [u64; FIELDS],
+    total_postings: usize,
+    dead_postings: usize,
+}
+
+/// Similarity of every document to one query.
+pub struct Similarities {
+    scores: Vec<f32>,
+    matched: Vec<DocId>,
+}
+
+impl Similarities {
+    /// The similarity of `doc`, in `[0, 1]`; 0 when it matched nothing.
+    pub fn get(&self, doc: DocId) -> f32 {
+        self.scores.get(doc as usize).copied().unwrap_or(0.0)
+    }
+
+    /// The documents that matched at least one query term.
+    pub fn matched(&self) -> &[DocId] {
+        &self.matched
+    }
+}
+
+/// Counts each term's occurrences per field.
+fn field_terms(fields: &[(Field, &str)]) -> (HashMap<String, [u8; FIELDS]>, [u16; FIELDS]) {
+    let mut counts: HashMap<String, [u8; FIELDS]> = HashMap::new();
+    let mut lens = [0u16; FIELDS];
+    for &(field, text) in fields {
+        let f = field as usize;
+        for_each_term(text, |term| {
+            lens[f] = lens[f].saturating_add(1);
+            let tf = &mut counts.entry(term).or_default()[f];
+            *tf = tf.saturating_add(1);
+        });
+    }
+    (counts, lens)
+}
+
+impl TextIndex {
+    /// An empty index.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Number of live documents.
+    pub fn len(&self) -> usize {
+        self.live as usize
+    }
+
+    /// True when no document is live.
+    pub fn is_empty(&self) -> bool {
+        self.live == 0
+    }
+
+    /// Adds a document made of `fields`; cost proportional to its text.
+    pub fn add(&mut self, fields: &[(Field, &str)]) -> DocId {
+        let (counts, lens) = field_terms(fields);
+        let doc = match self.free.pop() {
+            Some(doc) => {
+                self.docs[doc as usize] = Doc { alive: true, lens };
+                doc
+            }
+            None => {
+                self.docs.push(Doc { alive: true, lens });
+                (self.docs.len() - 1) as DocId
+            }
+        };
+        for (term, tf) in counts {
+            let next_id = self.postings.len() as u32;
+            let id = *self.term_ids.entry(term).or_insert(next_id);
+            if id == next_id {
+                self.postings.push(Postings::default());
+            }
+            let p = &mut self.postings[id as usize];
+            p.df += 1;
+            p.docs.push(doc);
+            p.tf.push(tf);
+            self.total_postings += 1;
+        }
+        for (sum, len) in self.len_sum.iter_mut().zip(lens) {
+            *sum += u64::from(len);
+        }
+        self.live += 1;
+        doc
+    }
+
+    /// Removes a document; `fields` must be the text it was added with.
+    pub fn remove(&mut self, doc: DocId, fields: &[(Field, &str)]) {
+        let Some(slot) = self.docs.get_mut(doc as usize) else {
+            return;
+        };
+        if !slot.alive {
+            return;
+        }
+        slot.alive = false;
+        let lens = slot.lens;
+        for (sum, len) in self.len_sum.iter_mut().zip(lens) {
+            *sum -= u64::from(len);
+        }
+        let (counts, _) = field_terms(fields);
+        for term in counts.keys() {
+            if let Some(&id) = self.term_ids.get(term) {
+                let p = &mut self.postings[id as usize];
+                p.df = p.df.saturating_sub(1);
+                self.dead_postings += 1;
+            }
+        }
+        self.live -= 1;
+        if self.dead_postings > 1024 && self.dead_postings * 4 > self.total_postings {
+            self.compact();
+        }
+    }
+
+    /// Purges dead postings and frees their slots for reuse.
+    fn compact(&mut self) {
+        let docs = &self.docs;
+        let mut total = 0;
+        for p in &mut self.postings {
+            let mut keep = 0;
+            for i in 0..p.docs.len() {
+                if docs[p.docs[i] as usize].alive {
+                    p.docs[keep] = p.docs[i];
+                    p.tf[keep] = p.tf[i];
+                    keep += 1;
+                }
+            }
+            p.docs.truncate(keep);
+            p.tf.truncate(keep);
+            total += keep;
+        }
+        self.total_postings = total;
+        self.dead_postings = 0;
+        self.free = (0..self.docs.len() as DocId)
+            .filter(|&d| !self.docs[d as usize].alive)
+            .collect();
+        // Reuse low slots first.
+        self.free.reverse();
+    }
+
+    /// Similarity of each document to `query`: the idf-weighted share of the
+    /// query's known terms that the document covers, each term's credit
+    /// being its BM25F saturation `tf'(k1+1)/(k1+tf')` capped at 1. A term
+    /// that no document contains cannot tell documents apart and is left
+    /// out. 1.0 means every known query term appears at least once in a
+    /// field of average length.
+    pub fn similarities(&self, query: &str) -> Similarities {
+        let mut scores = Vec::new();
+        let mut matched = Vec::new();
+        let mut query_terms: Vec<String> = Vec::new();
+        for_each_term(query, |t| {
+            if !query_terms.contains(&t) {
+                query_terms.push(t)
+            }
+        });
+        let n = self.live as f32;
+        let mut avg = [0f32; FIELDS];
+        for (a, sum) in avg.iter_mut().zip(self.len_sum) {
+            *a = if n > 0.0 { (sum as f32 / n).max(1.0) } else { 1.0 };
+        }
+        let mut idf_total = 0f32;
+        for term in &query_terms {
+            let Some(&id) = self.term_ids.get(term) else { continue };
+            let p = &self.postings[id as usize];
+            if p.df == 0 {
+                continue;
+            }
+            let df = p.df as f32;
+            let idf = (1.0 + (n - df + 0.5) / (df + 0.5)).ln();
+            idf_total += idf;
+            if scores.is_empty() {
+                scores = vec![0f32; self.docs.len()];
+            }
+            for (&doc, tf) in p.docs.iter().zip(&p.tf) {
+                let d = &self.docs[doc as usize];
+                if !d.alive {
+                    continue;
+                }
+                let mut weighted = 0f32;
+                for f in 0..FIELDS {
+                    if tf[f] > 0 {
+                        let norm = 1.0 - B + B * f32::from(d.lens[f]) / avg[f];
+                        weighted += FIELD_WEIGHTS[f] * f32::from(tf[f]) / norm;
+                    }
+                }
+                let credit = (weighted * (K1 + 1.0) / (K1 + weighted)).min(1.0);
+                let slot = &mut scores[doc as usize];
+                if *slot == 0.0 {
+                    matched.push(doc);
+                }
+                *slot += idf * credit;
+            }
+        }
+        if idf_total > 0.0 {
+            for &doc in &matched {
+                scores[doc as usize] = (scores[doc as usize] / idf_total).min(1.0);
+            }
+        }
+        Similarities { scores, matched }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn doc(title: &str, body: &str) -> Vec<(Field, String)> {
+        vec![(Field::Title, title.to_string()), (Field::Problem, body.to_string())]
+    }
+
+    fn add(index: &mut TextIndex, d: &[(Field, String)]) -> DocId {
+        let fields: Vec<(Field, &str)> = d.iter().map(|(f, s)| (*f, s.as_str())).collect();
+        index.add(&fields)
+    }
+
+    fn remove(index: &mut TextIndex, id: DocId, d: &[(Field, String)]) {
+        let fields: Vec<(Field, &str)> = d.iter().map(|(f, s)| (*f, s.as_str())).collect();
+        index.remove(id, &fields)
+    }
+
+    #[test]
+    fn ranks_the_document_that_covers_the_query() {
+        let mut index = TextIndex::new();
+        let a = add(&mut index, &doc("Webhook queue with idempotency", "Duplicate webhook deliveries"));
+        let b = add(&mut index, &doc("Tailwind content paths", "Classes missing in production"));
+        let c = add(&mut index, &doc("Fastify plugin order", "Webhook route registered before auth"));
+        let sims = index.similarities("implement webhook idempotency");
+        assert!(sims.get(a) > 0.9, "{}", sims.get(a));
+        assert!(sims.get(c) > 0.0 && sims.get(c) < sims.get(a));
+        assert_eq!(sims.get(b), 0.0);
+        assert!(!sims.matched().contains(&b));
+    }
+
+    #[test]
+    fn unknown_terms_do_not_dilute() {
+        let mut index = TextIndex::new();
+        let a = add(&mut index, &doc("Webhook idempotency", "x"));
+        add(&mut index, &doc("Other", "y"));
+        let with = index.similarities("webhook idempotency zyzzyva");
+        let without = index.similarities("webhook idempotency");
+        assert!((with.get(a) - without.get(a)).abs() < 1e-6);
+    }
+
+    #[test]
+    fn removal_is_exact_and_slots_are_not_confused() {
+        let mut index = TextIndex::new();
+        let docs: Vec<_> = (0..3000)
+            .map(|i| doc(&format!("item {i}"), if i % 2 == 0 { "redb storage" } else { "socket" }))
+            .collect();
+        let ids: Vec<_> = docs.iter().map(|d| add(&mut index, d)).collect();
+        for (id, d) in ids.iter().zip(&docs).take(2000) {
+            remove(&mut index, *id, d);
+        }
+        assert_eq!(index.len(), 1000);
+        // Compaction ran and freed slots; a new doc takes one.
+        let fresh = doc("fresh", "unrelated words");
+        let new_id = add(&mut index, &fresh);
+        assert!(new_id < 2000);
+        let sims = index.similarities("redb");
+        assert_eq!(sims.get(new_id), 0.0);
+        assert_eq!(sims.matched().len(), 500);
+    }
+}
