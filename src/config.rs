@@ -231,7 +231,14 @@ mod tests {
             roots: vec![PathBuf::from("/extra")],
         })
         .unwrap();
-        assert_eq!(cfg.roots, [dir.path().join("knowledge"), PathBuf::from("/abs"), PathBuf::from("/extra")]);
+        assert_eq!(
+            cfg.roots,
+            [
+                dir.path().join("knowledge"),
+                PathBuf::from("/abs"),
+                PathBuf::from("/extra")
+            ]
+        );
         assert_eq!(cfg.query.mode, Mode::Aggressive);
         assert_eq!(cfg.role("backend-engineer").unwrap().domains, ["api"]);
         assert_eq!(cfg.data_dir, dir.path().join("data"));
@@ -242,7 +249,11 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("memd.toml");
         std::fs::write(&path, "roots = []\n[query]\nmode = \"wild\"\n").unwrap();
-        let err = Config::load(&Overrides { config: Some(path), ..Overrides::default() }).unwrap_err();
+        let err = Config::load(&Overrides {
+            config: Some(path),
+            ..Overrides::default()
+        })
+        .unwrap_err();
         let shown = err.to_string();
         assert!(shown.contains("memd.toml:3:"), "{shown}");
         let missing = Config::load(&Overrides {

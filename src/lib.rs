@@ -9,7 +9,7 @@
 //! - [`scoring`]: the five pure scoring policies, one per seed document.
 //! - [`engine`]: the in-memory knowledge base, selection per kind.
 //! - [`render`]: the injection block in the seeds' formats, within budget.
-//! - [`config`]: `memd.toml`.
+//! - [`config`]: the `memd.toml` file.
 //! - [`time`]: instants as Unix seconds.
 
 pub mod protocol;

@@ -112,7 +112,15 @@ fn query(mut parser: lexopt::Parser) -> Result<ExitCode> {
                     q.kinds.push(k.parse::<Kind>().map_err(anyhow::Error::msg)?);
                 }
             }
-            Long("mode") => explicit_mode = Some(parser.value()?.string()?.parse::<Mode>().map_err(anyhow::Error::msg)?),
+            Long("mode") => {
+                explicit_mode = Some(
+                    parser
+                        .value()?
+                        .string()?
+                        .parse::<Mode>()
+                        .map_err(anyhow::Error::msg)?,
+                )
+            }
             Long("budget") => explicit_budget = Some(parser.value()?.parse::<u32>()?),
             Long("now") => q.now = Some(parser.value()?.string()?),
             Long("json") => json = true,
@@ -133,7 +141,10 @@ fn query(mut parser: lexopt::Parser) -> Result<ExitCode> {
     q.budget_chars = explicit_budget.unwrap_or(config.query.budget_chars);
     let answer = engine.query(&q)?;
     if json {
-        println!("{}", serde_json::to_string_pretty(&answer).context("encoding the answer")?);
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&answer).context("encoding the answer")?
+        );
     } else if answer.block.is_empty() {
         eprintln!("memd: nothing relevant for this query");
     } else {
@@ -187,5 +198,9 @@ fn validate(mut parser: lexopt::Parser) -> Result<ExitCode> {
         "{} file(s), {items} item(s), {errors} error(s)",
         counts.files + counts.ignored
     );
-    Ok(if errors == 0 { ExitCode::SUCCESS } else { ExitCode::from(1) })
+    Ok(if errors == 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
 }

@@ -56,7 +56,10 @@ pub enum Note {
     /// A pattern's 0-10 total and how it is shown.
     Pattern { total: u8, tier: PatternTier },
     /// A learning's relevance and effectiveness.
-    Learning { relevance: f64, effectiveness: Option<f64> },
+    Learning {
+        relevance: f64,
+        effectiveness: Option<f64>,
+    },
     /// How old an observation is.
     Observation { hours_ago: f64 },
 }
@@ -117,7 +120,13 @@ fn drop_candidate(entries: &[Entry]) -> usize {
         rank_in_section.push(rank);
     }
     (0..entries.len())
-        .max_by_key(|&i| (entries[i].section.tier(), rank_in_section[i], entries[i].section))
+        .max_by_key(|&i| {
+            (
+                entries[i].section.tier(),
+                rank_in_section[i],
+                entries[i].section,
+            )
+        })
         .unwrap_or(0)
 }
 
@@ -155,7 +164,10 @@ fn preview(text: &str, max: usize) -> String {
     if line.chars().count() <= max {
         line
     } else {
-        format!("{}...", truncate_chars(&line, max.saturating_sub(3)).trim_end())
+        format!(
+            "{}...",
+            truncate_chars(&line, max.saturating_sub(3)).trim_end()
+        )
     }
 }
 
@@ -174,11 +186,15 @@ fn render_section(section: Section, entries: &[Entry]) -> String {
                         (ExperienceKind::Mistake, Some(fix)) => {
                             format!("Common mistake to avoid: \"{text}\" → {}", one_line(fix))
                         }
-                        (ExperienceKind::Mistake, None) => format!("Common mistake to avoid: \"{text}\""),
+                        (ExperienceKind::Mistake, None) => {
+                            format!("Common mistake to avoid: \"{text}\"")
+                        }
                         (ExperienceKind::Approach, Some(ctx)) => {
                             format!("Preferred approach for {}: \"{text}\"", one_line(ctx))
                         }
-                        (ExperienceKind::Approach, None) => format!("Preferred approach: \"{text}\""),
+                        (ExperienceKind::Approach, None) => {
+                            format!("Preferred approach: \"{text}\"")
+                        }
                     };
                     let _ = write!(out, "\n- {line}");
                 }
@@ -197,13 +213,23 @@ fn render_section(section: Section, entries: &[Entry]) -> String {
             }
         }
         Section::Patterns => {
-            let fallback = entries
-                .iter()
-                .any(|e| matches!(e.note, Note::Pattern { tier: PatternTier::Fallback, .. }));
+            let fallback = entries.iter().any(|e| {
+                matches!(
+                    e.note,
+                    Note::Pattern {
+                        tier: PatternTier::Fallback,
+                        ..
+                    }
+                )
+            });
             let floor = if fallback { 3 } else { 4 };
-            let _ = write!(out, "## Relevant Patterns (semantically matched, score >= {floor}/10)");
+            let _ = write!(
+                out,
+                "## Relevant Patterns (semantically matched, score >= {floor}/10)"
+            );
             for e in entries {
-                let (Body::Pattern(p), Note::Pattern { total, tier }) = (&e.item.body, &e.note) else {
+                let (Body::Pattern(p), Note::Pattern { total, tier }) = (&e.item.body, &e.note)
+                else {
                     continue;
                 };
                 let confidence = match p.confidence {
@@ -233,7 +259,13 @@ fn render_section(section: Section, entries: &[Entry]) -> String {
             out.push_str("## Anti-Patterns to Avoid");
             for e in entries {
                 if let Body::AntiPattern(a) = &e.item.body {
-                    let _ = write!(out, "\n- {}: \"{}\" → {}", e.item.id, one_line(&a.name), one_line(&a.instead));
+                    let _ = write!(
+                        out,
+                        "\n- {}: \"{}\" → {}",
+                        e.item.id,
+                        one_line(&a.name),
+                        one_line(&a.instead)
+                    );
                 }
             }
         }
@@ -252,7 +284,14 @@ fn render_section(section: Section, entries: &[Entry]) -> String {
                 entries.len()
             );
             for (n, e) in entries.iter().enumerate() {
-                let (Body::Learning(l), Note::Learning { relevance, effectiveness }) = (&e.item.body, &e.note) else {
+                let (
+                    Body::Learning(l),
+                    Note::Learning {
+                        relevance,
+                        effectiveness,
+                    },
+                ) = (&e.item.body, &e.note)
+                else {
                     continue;
                 };
                 let _ = write!(out, "\n\n### Learning {}: {}", n + 1, one_line(&l.title));
@@ -277,12 +316,23 @@ fn render_section(section: Section, entries: &[Entry]) -> String {
         Section::RecentContext => {
             out.push_str("## Recent Context");
             for e in entries {
-                let (Body::Observation(o), Note::Observation { hours_ago }) = (&e.item.body, &e.note) else {
+                let (Body::Observation(o), Note::Observation { hours_ago }) =
+                    (&e.item.body, &e.note)
+                else {
                     continue;
                 };
                 let age = format_age(*hours_ago);
-                let who = o.agent_type.as_deref().map(|a| format!("{a}, ")).unwrap_or_default();
-                let _ = write!(out, "\n- [{}] {} ({who}{age})", o.kind.as_str(), one_line(&o.content));
+                let who = o
+                    .agent_type
+                    .as_deref()
+                    .map(|a| format!("{a}, "))
+                    .unwrap_or_default();
+                let _ = write!(
+                    out,
+                    "\n- [{}] {} ({who}{age})",
+                    o.kind.as_str(),
+                    one_line(&o.content)
+                );
             }
         }
         Section::WinningPatterns => {
@@ -306,8 +356,17 @@ fn render_section(section: Section, entries: &[Entry]) -> String {
             out.push_str("Relevant ideas from your notes:");
             for (n, e) in entries.iter().enumerate() {
                 if let Body::Seed(s) = &e.item.body {
-                    let from = s.source.as_deref().map(|s| format!(" (from: {})", one_line(s))).unwrap_or_default();
-                    let _ = write!(out, "\n{}. \"{}\"{from}", n + 1, preview(&s.hook, PREVIEW_CHARS));
+                    let from = s
+                        .source
+                        .as_deref()
+                        .map(|s| format!(" (from: {})", one_line(s)))
+                        .unwrap_or_default();
+                    let _ = write!(
+                        out,
+                        "\n{}. \"{}\"{from}",
+                        n + 1,
+                        preview(&s.hook, PREVIEW_CHARS)
+                    );
                 }
             }
             out.push_str("\nDraw on these ideas to make your response more informed.");
@@ -340,8 +399,15 @@ mod tests {
             item: Arc::new(Item {
                 id: id.into(),
                 tags: vec![],
-                source: Source { file: Arc::from(Path::new("g.yaml")), pos: Pos { line: 3, col: 5 } },
-                body: Body::Gotcha(Gotcha { title: title.into(), fix: "fix it".into(), category: None }),
+                source: Source {
+                    file: Arc::from(Path::new("g.yaml")),
+                    pos: Pos { line: 3, col: 5 },
+                },
+                body: Body::Gotcha(Gotcha {
+                    title: title.into(),
+                    fix: "fix it".into(),
+                    category: None,
+                }),
             }),
             score: 1.0,
             dimensions: BTreeMap::new(),
@@ -355,7 +421,10 @@ mod tests {
             item: Arc::new(Item {
                 id: id.into(),
                 tags: vec![],
-                source: Source { file: Arc::from(Path::new("e.yaml")), pos: Pos { line: 1, col: 1 } },
+                source: Source {
+                    file: Arc::from(Path::new("e.yaml")),
+                    pos: Pos { line: 1, col: 1 },
+                },
                 body: Body::Exemplar(Exemplar {
                     kind: Some("tweet".into()),
                     content: content.into(),
@@ -380,15 +449,28 @@ mod tests {
 
     #[test]
     fn budget_drops_whole_items_lowest_rank_first() {
-        let entries: Vec<_> = (0..3).map(|i| gotcha(&format!("G{i}"), &format!("Gotcha número {i} ✓"))).collect();
+        let entries: Vec<_> = (0..3)
+            .map(|i| gotcha(&format!("G{i}"), &format!("Gotcha número {i} ✓")))
+            .collect();
         let full = render(entries.clone(), 10_000);
         assert_eq!(full.items.len(), 3);
         let full_len = full.block.chars().count();
         let answer = render(entries, full_len - 1);
         assert_eq!(answer.items.len(), 2);
-        assert_eq!(answer.items.iter().map(|i| i.id.as_str()).collect::<Vec<_>>(), ["G0", "G1"]);
-        assert!(answer.block.chars().count() <= full_len - 1);
-        assert!(answer.block.ends_with("→ fix it"), "no item is cut: {}", answer.block);
+        assert_eq!(
+            answer
+                .items
+                .iter()
+                .map(|i| i.id.as_str())
+                .collect::<Vec<_>>(),
+            ["G0", "G1"]
+        );
+        assert!(answer.block.chars().count() < full_len);
+        assert!(
+            answer.block.ends_with("→ fix it"),
+            "no item is cut: {}",
+            answer.block
+        );
         assert_eq!(answer.items[0].source, "g.yaml:3");
     }
 

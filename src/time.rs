@@ -18,9 +18,10 @@ pub fn parse_instant(text: &str) -> Result<i64, String> {
     if let Ok(ts) = text.parse::<Timestamp>() {
         return Ok(ts.as_second());
     }
-    let civil = text
-        .parse::<DateTime>()
-        .or_else(|_| text.parse::<Date>().map(|d| d.to_datetime(jiff::civil::Time::midnight())));
+    let civil = text.parse::<DateTime>().or_else(|_| {
+        text.parse::<Date>()
+            .map(|d| d.to_datetime(jiff::civil::Time::midnight()))
+    });
     match civil {
         Ok(dt) => dt
             .to_zoned(TimeZone::UTC)
@@ -54,7 +55,10 @@ mod tests {
         assert_eq!(parse_instant("2026-02-01T00:00:00Z").unwrap(), day);
         assert_eq!(parse_instant("2026-02-01T00:00:00").unwrap(), day);
         assert_eq!(parse_instant("2026-02-01T02:00:00+02:00").unwrap(), day);
-        assert_eq!(parse_instant("2026-02-01T14:42:30Z").unwrap() - day, 14 * 3600 + 42 * 60 + 30);
+        assert_eq!(
+            parse_instant("2026-02-01T14:42:30Z").unwrap() - day,
+            14 * 3600 + 42 * 60 + 30
+        );
         assert!(parse_instant("last tuesday").is_err());
         assert_eq!(format_instant(day), "2026-02-01T00:00:00Z");
     }

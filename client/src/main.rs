@@ -20,7 +20,10 @@ fn main() -> ExitCode {
     let arg = std::env::args().nth(1);
     match arg.as_deref() {
         Some("--version" | "-V") => {
-            println!("memctl {} (protocol types from memd)", env!("CARGO_PKG_VERSION"));
+            println!(
+                "memctl {} (protocol types from memd)",
+                env!("CARGO_PKG_VERSION")
+            );
             let _ = memd::protocol::Query::default();
             ExitCode::SUCCESS
         }

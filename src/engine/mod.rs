@@ -133,7 +133,9 @@ impl Engine {
     }
 
     fn release_file(&mut self, path: &Path) {
-        let Some(state) = self.files.get(path) else { return };
+        let Some(state) = self.files.get(path) else {
+            return;
+        };
         let ids: Vec<String> = state.items.iter().map(|i| i.id.clone()).collect();
         for id in ids {
             self.release(&id, path);
@@ -149,7 +151,9 @@ impl Engine {
     }
 
     fn release(&mut self, id: &str, path: &Path) {
-        let Some(claimants) = self.claims.get_mut(id) else { return };
+        let Some(claimants) = self.claims.get_mut(id) else {
+            return;
+        };
         let was_owner = claimants.first().is_some_and(|(p, _)| &**p == path);
         claimants.retain(|(p, _)| &**p != path);
         let next = claimants.first().cloned();
@@ -167,7 +171,11 @@ impl Engine {
             self.free.push(slot);
         }
         if let Some((next_path, index)) = next {
-            let next_item = self.files.get(&next_path).and_then(|f| f.items.get(index)).cloned();
+            let next_item = self
+                .files
+                .get(&next_path)
+                .and_then(|f| f.items.get(index))
+                .cloned();
             if let Some(item) = next_item {
                 self.make_live(item);
             }
@@ -182,7 +190,11 @@ impl Engine {
             Body::Learning(l) => Some(Box::new(select::LearningTerms::of(l))),
             _ => None,
         };
-        let live = Live { item, doc, learning };
+        let live = Live {
+            item,
+            doc,
+            learning,
+        };
         let slot = match self.free.pop() {
             Some(slot) => {
                 self.slots[slot as usize] = Some(live);
@@ -214,9 +226,16 @@ impl Engine {
 
     /// Every problem: each file's own, and every id defined twice.
     pub fn diagnostics(&self) -> Vec<Diagnostic> {
-        let mut out: Vec<Diagnostic> = self.files.values().flat_map(|f| f.errors.iter().cloned()).collect();
+        let mut out: Vec<Diagnostic> = self
+            .files
+            .values()
+            .flat_map(|f| f.errors.iter().cloned())
+            .collect();
         for (id, claimants) in &self.claims {
-            let Some(owner) = claimants.first().and_then(|(p, i)| self.files.get(p)?.items.get(*i)) else {
+            let Some(owner) = claimants
+                .first()
+                .and_then(|(p, i)| self.files.get(p)?.items.get(*i))
+            else {
                 continue;
             };
             for (path, index) in &claimants[1..] {
@@ -287,7 +306,14 @@ impl Engine {
 
 /// The text of an item per index field.
 fn text_fields(item: &Item) -> Vec<(Field, String)> {
-    let join = |parts: &[&[String]]| parts.iter().flat_map(|p| p.iter()).cloned().collect::<Vec<_>>().join(" ");
+    let join = |parts: &[&[String]]| {
+        parts
+            .iter()
+            .flat_map(|p| p.iter())
+            .cloned()
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
     let opt = |o: &Option<String>| o.clone().unwrap_or_default();
     let tags = &item.tags;
     match &item.body {
@@ -296,7 +322,10 @@ fn text_fields(item: &Item) -> Vec<(Field, String)> {
             (Field::Problem, p.problem.clone()),
             (Field::Context, opt(&p.when_to_use)),
             (Field::Solution, p.solution.clone()),
-            (Field::Keywords, join(&[tags, &p.stack, p.category.as_slice()])),
+            (
+                Field::Keywords,
+                join(&[tags, &p.stack, p.category.as_slice()]),
+            ),
             (Field::Body, opt(&p.code)),
         ],
         Body::AntiPattern(a) => vec![
@@ -310,27 +339,109 @@ fn text_fields(item: &Item) -> Vec<(Field, String)> {
             (Field::Solution, g.fix.clone()),
             (Field::Keywords, join(&[tags, g.category.as_slice()])),
         ],
-        Body::Experience(e) => vec![(Field::Problem, e.text.clone()), (Field::Solution, opt(&e.detail))],
+        Body::Experience(e) => vec![
+            (Field::Problem, e.text.clone()),
+            (Field::Solution, opt(&e.detail)),
+        ],
         Body::Lesson(l) => vec![
             (Field::Problem, l.text.clone()),
-            (Field::Keywords, join(&[tags, &l.prerequisites.tags, l.category.as_slice()])),
+            (
+                Field::Keywords,
+                join(&[tags, &l.prerequisites.tags, l.category.as_slice()]),
+            ),
         ],
         Body::Learning(l) => vec![
             (Field::Title, l.title.clone()),
             (Field::Problem, l.description.clone()),
             (Field::Context, opt(&l.context)),
             (Field::Solution, opt(&l.suggested_action)),
-            (Field::Keywords, join(&[tags, &l.keywords, l.error_type.as_slice()])),
+            (
+                Field::Keywords,
+                join(&[tags, &l.keywords, l.error_type.as_slice()]),
+            ),
         ],
-        Body::Observation(o) => vec![(Field::Problem, o.content.clone()), (Field::Keywords, join(&[tags]))],
+        Body::Observation(o) => vec![
+            (Field::Problem, o.content.clone()),
+            (Field::Keywords, join(&[tags])),
+        ],
         Body::Exemplar(e) => vec![
             (Field::Problem, e.content.clone()),
             (Field::Keywords, join(&[tags, e.kind.as_slice()])),
         ],
-        Body::Seed(s) => vec![(Field::Title, s.hook.clone()), (Field::Keywords, join(&[tags, s.source.as_slice()]))],
+        Body::Seed(s) => vec![
+            (Field::Title, s.hook.clone()),
+            (Field::Keywords, join(&[tags, s.source.as_slice()])),
+        ],
     }
 }
 
 fn borrow_fields(fields: &[(Field, String)]) -> Vec<(Field, &str)> {
     fields.iter().map(|(f, s)| (*f, s.as_str())).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::knowledge::parse_file;
+
+    fn load(path: &str, text: &str) -> FileLoad {
+        parse_file(Arc::from(Path::new(path)), text.as_bytes())
+    }
+
+    fn gotcha(id: &str, title: &str) -> String {
+        format!("gotchas:\n  - id: {id}\n    title: {title}\n    fix: f\n    category: db\n")
+    }
+
+    #[test]
+    fn a_broken_save_keeps_the_last_good_items() {
+        let mut engine = Engine::default();
+        engine.apply(load("a.yaml", &gotcha("G-1", "first")));
+        engine.apply(load("a.yaml", "gotchas: [unclosed\n"));
+        assert!(engine.get("G-1").is_some());
+        let state = &engine.files()[Path::new("a.yaml")];
+        assert!(state.stale);
+        assert_eq!(engine.diagnostics().len(), 1);
+        // The next good save replaces them and clears the error.
+        engine.apply(load("a.yaml", &gotcha("G-2", "second")));
+        assert!(engine.get("G-1").is_none());
+        assert!(engine.get("G-2").is_some());
+        assert!(engine.diagnostics().is_empty());
+    }
+
+    #[test]
+    fn a_duplicate_takes_over_when_the_owner_goes() {
+        let mut engine = Engine::default();
+        engine.apply(load("a.yaml", &gotcha("G-1", "from a")));
+        engine.apply(load("b.yaml", &gotcha("G-1", "from b")));
+        let diags = engine.diagnostics();
+        assert_eq!(diags.len(), 1);
+        assert_eq!(
+            diags[0].to_string(),
+            "b.yaml:2:5: duplicate id `G-1`: already defined at a.yaml:2:5"
+        );
+        let Body::Gotcha(g) = &engine.get("G-1").unwrap().body else {
+            panic!()
+        };
+        assert_eq!(g.title, "from a");
+        engine.remove_file(Path::new("a.yaml"));
+        let Body::Gotcha(g) = &engine.get("G-1").unwrap().body else {
+            panic!()
+        };
+        assert_eq!(g.title, "from b");
+        assert!(engine.diagnostics().is_empty());
+        assert_eq!(engine.counts().items[&Kind::Gotcha], 1);
+    }
+
+    #[test]
+    fn a_changed_file_leaves_the_index_consistent() {
+        let mut engine = Engine::default();
+        engine.apply(load("a.yaml", &gotcha("G-1", "redb compaction")));
+        engine.apply(load("b.yaml", &gotcha("G-2", "socket timeouts")));
+        engine.apply(load("a.yaml", &gotcha("G-1", "notify overflow")));
+        let sims = engine.index.similarities("redb");
+        assert!(sims.matched().is_empty());
+        let sims = engine.index.similarities("overflow");
+        assert_eq!(sims.matched().len(), 1);
+        assert_eq!(engine.index.len(), 2);
+    }
 }

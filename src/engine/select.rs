@@ -10,11 +10,12 @@ use crate::knowledge::{Body, Item};
 use crate::protocol::{Kind, Query};
 use crate::render::{Entry, Note, Section};
 use crate::scoring::exemplar::{self, Candidate, MAX_COLD_START_SEEDS};
-use crate::scoring::lesson::{self, GateContext, MAX_LESSONS, MAX_PINNED, MIN_TASK_SIMILARITY};
 use crate::scoring::learning::{self as learning_policy, MAX_LEARNINGS, MIN_SIMILARITY};
+use crate::scoring::lesson::{self, GateContext, MAX_LESSONS, MAX_PINNED, MIN_TASK_SIMILARITY};
 use crate::scoring::observation::{self, MAX_OBSERVATIONS};
 use crate::scoring::rubric::{
-    self, match_gotcha, score_anti_pattern, score_pattern, RubricContext, MAX_ANTI_PATTERNS, MAX_GOTCHAS,
+    self, match_gotcha, score_anti_pattern, score_pattern, RubricContext, MAX_ANTI_PATTERNS,
+    MAX_GOTCHAS,
 };
 use crate::scoring::tag_relevance::{average_over_tags, verdict, TagVerdict};
 use crate::text::tokenize::terms;
@@ -26,8 +27,19 @@ use super::{Engine, Live};
 /// 004's winning patterns (or ideas from notes) are retrieved. The kinds of
 /// the exemplars loaded count too.
 const DRAFT_WORDS: &[&str] = &[
-    "tweet", "reply", "post", "thread", "commit", "answer", "email", "announcement", "changelog",
-    "comment", "draft", "newsletter", "blog",
+    "tweet",
+    "reply",
+    "post",
+    "thread",
+    "commit",
+    "answer",
+    "email",
+    "announcement",
+    "changelog",
+    "comment",
+    "draft",
+    "newsletter",
+    "blog",
 ];
 
 /// A learning's term sets for seed 003's similarity, computed once.
@@ -52,7 +64,13 @@ fn dims(pairs: &[(&str, f64)]) -> BTreeMap<String, f64> {
     pairs.iter().map(|(k, v)| (k.to_string(), *v)).collect()
 }
 
-fn entry(section: Section, item: &Arc<Item>, score: f64, dimensions: BTreeMap<String, f64>, note: Note) -> Entry {
+fn entry(
+    section: Section,
+    item: &Arc<Item>,
+    score: f64,
+    dimensions: BTreeMap<String, f64>,
+    note: Note,
+) -> Entry {
     Entry {
         section,
         item: item.clone(),
@@ -87,9 +105,18 @@ struct QueryFacts<'q> {
 
 impl<'q> QueryFacts<'q> {
     fn new(engine: &Engine, query: &'q Query, now: i64) -> Self {
-        let agent = query.agent.as_deref().map(normalize_role).filter(|a| !a.is_empty());
+        let agent = query
+            .agent
+            .as_deref()
+            .map(normalize_role)
+            .filter(|a| !a.is_empty());
         let role = agent.as_deref().and_then(|a| engine.roles.get(a));
-        let lower = |v: &[String]| v.iter().map(|s| s.trim().to_lowercase()).filter(|s| !s.is_empty()).collect::<Vec<_>>();
+        let lower = |v: &[String]| {
+            v.iter()
+                .map(|s| s.trim().to_lowercase())
+                .filter(|s| !s.is_empty())
+                .collect::<Vec<_>>()
+        };
         let tags = lower(&query.tags);
         let task_words = query
             .task
@@ -98,7 +125,11 @@ impl<'q> QueryFacts<'q> {
             .map(str::to_lowercase)
             .collect();
         let rubric = RubricContext {
-            product: query.product.as_deref().map(|p| p.trim().to_lowercase()).filter(|p| !p.is_empty()),
+            product: query
+                .product
+                .as_deref()
+                .map(|p| p.trim().to_lowercase())
+                .filter(|p| !p.is_empty()),
             tags: tags.clone(),
             agent: agent.clone(),
             domains: role.map(|r| lower(&r.domains)).unwrap_or_default(),
@@ -110,7 +141,10 @@ impl<'q> QueryFacts<'q> {
         keyword_terms.extend(query.keywords.iter().flat_map(|k| terms(k)));
         let mut context_terms = keyword_terms.clone();
         context_terms.extend(tags.iter().flat_map(|t| terms(t)));
-        let repo_name = query.repo.as_deref().map(|r| r.trim_end_matches('/').rsplit('/').next().unwrap_or(r));
+        let repo_name = query
+            .repo
+            .as_deref()
+            .map(|r| r.trim_end_matches('/').rsplit('/').next().unwrap_or(r));
         context_terms.extend(repo_name.into_iter().flat_map(terms));
         context_terms.extend(agent.iter().flat_map(|a| terms(a)));
         let observation_keywords = if query.keywords.is_empty() {
@@ -124,7 +158,10 @@ impl<'q> QueryFacts<'q> {
             query,
             rubric,
             tags,
-            os: query.os.clone().unwrap_or_else(|| std::env::consts::OS.to_string()),
+            os: query
+                .os
+                .clone()
+                .unwrap_or_else(|| std::env::consts::OS.to_string()),
             home: std::env::var("HOME").ok(),
             keyword_terms,
             context_terms,
@@ -213,31 +250,58 @@ pub(super) fn select(engine: &Engine, query: &Query, now: i64) -> Vec<Entry> {
 }
 
 fn experience(facts: &QueryFacts<'_>, items: &[&Live], out: &mut Vec<Entry>) {
-    let Some(agent) = &facts.rubric.agent else { return };
+    let Some(agent) = &facts.rubric.agent else {
+        return;
+    };
     let mut mine: Vec<&Arc<Item>> = items
         .iter()
         .map(|l| &l.item)
         .filter(|i| matches!(&i.body, Body::Experience(x) if &x.agent == agent))
         .collect();
-    mine.sort_by(|a, b| (&a.source.file, a.source.pos.line).cmp(&(&b.source.file, b.source.pos.line)));
+    mine.sort_by(|a, b| {
+        (&a.source.file, a.source.pos.line).cmp(&(&b.source.file, b.source.pos.line))
+    });
     for item in mine {
-        out.push(entry(Section::Experience, item, 1.0, BTreeMap::new(), Note::None));
+        out.push(entry(
+            Section::Experience,
+            item,
+            1.0,
+            BTreeMap::new(),
+            Note::None,
+        ));
     }
 }
 
-fn patterns(engine: &Engine, facts: &QueryFacts<'_>, items: &[&Live], sim: &dyn Fn(&Live) -> f64, out: &mut Vec<Entry>) {
+fn patterns(
+    engine: &Engine,
+    facts: &QueryFacts<'_>,
+    items: &[&Live],
+    sim: &dyn Fn(&Live) -> f64,
+    out: &mut Vec<Entry>,
+) {
     let mut scored: Vec<_> = items
         .iter()
         .filter_map(|live| {
-            let Body::Pattern(p) = &live.item.body else { return None };
+            let Body::Pattern(p) = &live.item.body else {
+                return None;
+            };
             let s = sim(live);
             let extra = engine.learned().applications(&live.item.id).times_applied;
             let score = score_pattern(p, &live.item.tags, s, extra, &facts.rubric);
-            (score.total() >= rubric::FALLBACK_THRESHOLD).then_some((score, f64::from(score.total()), s, &live.item))
+            (score.total() >= rubric::FALLBACK_THRESHOLD).then_some((
+                score,
+                f64::from(score.total()),
+                s,
+                &live.item,
+            ))
         })
         .collect();
     scored.sort_by(by_score_then_sim);
-    let ranked: Vec<(usize, u8)> = scored.iter().enumerate().map(|(i, c)| (i, c.0.total())).collect();
+    let ranked: Vec<(usize, u8)> = scored
+        .iter()
+        .enumerate()
+        .map(|(i, c)| (i, c.0.total()))
+        .collect();
     for (i, tier) in rubric::select_patterns(&ranked) {
         let (score, total, s, item) = &scored[i];
         let d = dims(&[
@@ -248,34 +312,64 @@ fn patterns(engine: &Engine, facts: &QueryFacts<'_>, items: &[&Live], sim: &dyn 
             ("recency", f64::from(score.recency)),
             ("similarity", *s),
         ]);
-        out.push(entry(Section::Patterns, item, *total, d, Note::Pattern { total: score.total(), tier }));
+        out.push(entry(
+            Section::Patterns,
+            item,
+            *total,
+            d,
+            Note::Pattern {
+                total: score.total(),
+                tier,
+            },
+        ));
     }
 }
 
-fn anti_patterns(facts: &QueryFacts<'_>, items: &[&Live], sim: &dyn Fn(&Live) -> f64, out: &mut Vec<Entry>) {
+fn anti_patterns(
+    facts: &QueryFacts<'_>,
+    items: &[&Live],
+    sim: &dyn Fn(&Live) -> f64,
+    out: &mut Vec<Entry>,
+) {
     let mut scored: Vec<_> = items
         .iter()
         .filter_map(|live| {
-            let Body::AntiPattern(a) = &live.item.body else { return None };
+            let Body::AntiPattern(a) = &live.item.body else {
+                return None;
+            };
             let s = sim(live);
             let score = score_anti_pattern(a, s, &facts.rubric);
-            score.shown().then_some((score, f64::from(score.total()), s, &live.item))
+            score
+                .shown()
+                .then_some((score, f64::from(score.total()), s, &live.item))
         })
         .collect();
     scored.sort_by(by_score_then_sim);
     for (score, total, s, item) in scored.into_iter().take(MAX_ANTI_PATTERNS) {
-        let d = dims(&[("task", f64::from(score.task)), ("role", f64::from(score.role)), ("similarity", s)]);
+        let d = dims(&[
+            ("task", f64::from(score.task)),
+            ("role", f64::from(score.role)),
+            ("similarity", s),
+        ]);
         out.push(entry(Section::AntiPatterns, item, total, d, Note::None));
     }
 }
 
-fn gotchas(facts: &QueryFacts<'_>, items: &[&Live], sim: &dyn Fn(&Live) -> f64, out: &mut Vec<Entry>) {
+fn gotchas(
+    facts: &QueryFacts<'_>,
+    items: &[&Live],
+    sim: &dyn Fn(&Live) -> f64,
+    out: &mut Vec<Entry>,
+) {
     let mut scored: Vec<_> = items
         .iter()
         .filter_map(|live| {
-            let Body::Gotcha(g) = &live.item.body else { return None };
+            let Body::Gotcha(g) = &live.item.body else {
+                return None;
+            };
             let m = match_gotcha(g.category.as_deref(), &facts.rubric);
-            m.shown().then(|| (m, f64::from(m.total()), sim(live), &live.item))
+            m.shown()
+                .then(|| (m, f64::from(m.total()), sim(live), &live.item))
         })
         .collect();
     scored.sort_by(by_score_then_sim);
@@ -292,19 +386,31 @@ fn gotchas(facts: &QueryFacts<'_>, items: &[&Live], sim: &dyn Fn(&Live) -> f64, 
 /// Seed 001: gate, rank lexically and by tag overlap, fuse with RRF, then
 /// filter or boost by learned tag relevance. Pinned lessons that pass the
 /// gate and the filter come first, whatever the task.
-fn lessons(engine: &Engine, facts: &QueryFacts<'_>, items: &[&Live], sim: &dyn Fn(&Live) -> f64, out: &mut Vec<Entry>) {
+fn lessons(
+    engine: &Engine,
+    facts: &QueryFacts<'_>,
+    items: &[&Live],
+    sim: &dyn Fn(&Live) -> f64,
+    out: &mut Vec<Entry>,
+) {
     let gate = facts.gate();
     let learned = engine.learned();
     let mut pinned = Vec::new();
     let mut pool = Vec::new();
     for live in items {
-        let Body::Lesson(l) = &live.item.body else { continue };
+        let Body::Lesson(l) = &live.item.body else {
+            continue;
+        };
         if lesson::check_structural(&l.prerequisites, &gate).is_err() {
             continue;
         }
         let id = &live.item.id;
-        let (avg, evals) = average_over_tags(facts.tags.iter().map(String::as_str), |tag| learned.tag_score(id, tag));
-        let TagVerdict::Boost(boost) = verdict(avg, evals) else { continue };
+        let (avg, evals) = average_over_tags(facts.tags.iter().map(String::as_str), |tag| {
+            learned.tag_score(id, tag)
+        });
+        let TagVerdict::Boost(boost) = verdict(avg, evals) else {
+            continue;
+        };
         let s = sim(live);
         let overlap = l
             .prerequisites
@@ -320,10 +426,24 @@ fn lessons(engine: &Engine, facts: &QueryFacts<'_>, items: &[&Live], sim: &dyn F
             pool.push((live, s, overlap, avg, evals, boost));
         }
     }
-    pinned.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.item.id.cmp(&b.0.item.id)));
+    pinned.sort_by(|a, b| {
+        b.1.total_cmp(&a.1)
+            .then_with(|| a.0.item.id.cmp(&b.0.item.id))
+    });
     for (live, s, avg, evals) in pinned.into_iter().take(MAX_PINNED) {
-        let d = dims(&[("similarity", s), ("tag_avg", avg), ("tag_evals", f64::from(evals)), ("pinned", 1.0)]);
-        out.push(entry(Section::PinnedLessons, &live.item, 1.0, d, Note::None));
+        let d = dims(&[
+            ("similarity", s),
+            ("tag_avg", avg),
+            ("tag_evals", f64::from(evals)),
+            ("pinned", 1.0),
+        ]);
+        out.push(entry(
+            Section::PinnedLessons,
+            &live.item,
+            1.0,
+            d,
+            Note::None,
+        ));
     }
     // Ranking 1: lexical. Ranking 2: overlap of the lesson's tags with the
     // environment's (only lessons with some overlap are ranked).
@@ -332,7 +452,10 @@ fn lessons(engine: &Engine, facts: &QueryFacts<'_>, items: &[&Live], sim: &dyn F
     let mut fused: Vec<(usize, f64)> = (0..pool.len())
         .map(|i| (i, lesson::rrf(&[lexical_rank[i], tag_rank[i]]) + pool[i].5))
         .collect();
-    fused.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| pool[a.0].0.item.id.cmp(&pool[b.0].0.item.id)));
+    fused.sort_by(|a, b| {
+        b.1.total_cmp(&a.1)
+            .then_with(|| pool[a.0].0.item.id.cmp(&pool[b.0].0.item.id))
+    });
     for (i, score) in fused.into_iter().take(MAX_LESSONS) {
         let (live, s, _, avg, evals, boost) = pool[i];
         let d = dims(&[
@@ -348,7 +471,11 @@ fn lessons(engine: &Engine, facts: &QueryFacts<'_>, items: &[&Live], sim: &dyn F
 }
 
 /// 1-based rank of each element by `key` descending; `None` when excluded.
-fn rank_by<T>(items: &[T], key: impl Fn(&T) -> f64, include: impl Fn(&T) -> bool) -> Vec<Option<usize>> {
+fn rank_by<T>(
+    items: &[T],
+    key: impl Fn(&T) -> f64,
+    include: impl Fn(&T) -> bool,
+) -> Vec<Option<usize>> {
     let mut order: Vec<usize> = (0..items.len()).filter(|&i| include(&items[i])).collect();
     order.sort_by(|&a, &b| key(&items[b]).total_cmp(&key(&items[a])));
     let mut ranks = vec![None; items.len()];
@@ -362,8 +489,16 @@ fn learnings(engine: &Engine, facts: &QueryFacts<'_>, items: &[&Live], out: &mut
     let mut scored: Vec<_> = items
         .iter()
         .filter_map(|live| {
-            let (Body::Learning(l), Some(t)) = (&live.item.body, &live.learning) else { return None };
-            let s = learning_policy::similarity(&t.keywords, &t.context, &t.error_type, &facts.keyword_terms, &facts.context_terms);
+            let (Body::Learning(l), Some(t)) = (&live.item.body, &live.learning) else {
+                return None;
+            };
+            let s = learning_policy::similarity(
+                &t.keywords,
+                &t.context,
+                &t.error_type,
+                &facts.keyword_terms,
+                &facts.context_terms,
+            );
             let total = s.total();
             (total >= MIN_SIMILARITY).then_some((live, s, total, l))
         })
@@ -374,12 +509,23 @@ fn learnings(engine: &Engine, facts: &QueryFacts<'_>, items: &[&Live], out: &mut
             .then_with(|| a.0.item.id.cmp(&b.0.item.id))
     });
     for (live, s, total, l) in scored.into_iter().take(MAX_LEARNINGS) {
-        let effectiveness = engine.learned().applications(&live.item.id).effectiveness.or(l.effectiveness);
-        let mut d = dims(&[("keyword", s.keyword), ("context", s.context), ("error_type", s.error_type)]);
+        let effectiveness = engine
+            .learned()
+            .applications(&live.item.id)
+            .effectiveness
+            .or(l.effectiveness);
+        let mut d = dims(&[
+            ("keyword", s.keyword),
+            ("context", s.context),
+            ("error_type", s.error_type),
+        ]);
         if let Some(e) = effectiveness {
             d.insert("effectiveness".into(), e);
         }
-        let note = Note::Learning { relevance: total, effectiveness };
+        let note = Note::Learning {
+            relevance: total,
+            effectiveness,
+        };
         out.push(entry(Section::Learnings, &live.item, total, d, note));
     }
 }
@@ -389,21 +535,43 @@ fn observations(facts: &QueryFacts<'_>, items: &[&Live], now: i64, out: &mut Vec
     let mut scored: Vec<_> = items
         .iter()
         .filter_map(|live| {
-            let Body::Observation(o) = &live.item.body else { return None };
+            let Body::Observation(o) = &live.item.body else {
+                return None;
+            };
             let hours_ago = (now - o.created_at) as f64 / SECS_PER_HOUR;
             let same_agent = match (&facts.rubric.agent, &o.agent_type) {
                 (Some(a), Some(b)) => *a == normalize_role(b),
                 _ => false,
             };
-            let s = observation::score(o.kind, &o.content, hours_ago, same_agent, &facts.observation_keywords);
+            let s = observation::score(
+                o.kind,
+                &o.content,
+                hours_ago,
+                same_agent,
+                &facts.observation_keywords,
+            );
             let total = s.total();
             (total >= min).then_some((live, s, total, hours_ago))
         })
         .collect();
-    scored.sort_by(|a, b| b.2.total_cmp(&a.2).then_with(|| a.0.item.id.cmp(&b.0.item.id)));
+    scored.sort_by(|a, b| {
+        b.2.total_cmp(&a.2)
+            .then_with(|| a.0.item.id.cmp(&b.0.item.id))
+    });
     for (live, s, total, hours_ago) in scored.into_iter().take(MAX_OBSERVATIONS) {
-        let d = dims(&[("recency", s.recency), ("importance", s.importance), ("agent", s.agent), ("keyword", s.keyword)]);
-        out.push(entry(Section::RecentContext, &live.item, total, d, Note::Observation { hours_ago }));
+        let d = dims(&[
+            ("recency", s.recency),
+            ("importance", s.importance),
+            ("agent", s.agent),
+            ("keyword", s.keyword),
+        ]);
+        out.push(entry(
+            Section::RecentContext,
+            &live.item,
+            total,
+            d,
+            Note::Observation { hours_ago },
+        ));
     }
 }
 
@@ -424,15 +592,22 @@ fn drafting(facts: &QueryFacts<'_>, exemplars: &[&Live]) -> bool {
     };
     words.iter().any(|w| names(w))
         || exemplars.iter().any(|live| match &live.item.body {
-            Body::Exemplar(e) => e
-                .kind
-                .as_deref()
-                .is_some_and(|k| words.iter().any(|w| w.eq_ignore_ascii_case(k) || w.strip_suffix('s') == Some(k))),
+            Body::Exemplar(e) => e.kind.as_deref().is_some_and(|k| {
+                words
+                    .iter()
+                    .any(|w| w.eq_ignore_ascii_case(k) || w.strip_suffix('s') == Some(k))
+            }),
             _ => false,
         })
 }
 
-fn winning_patterns(facts: &QueryFacts<'_>, exemplars: &[&Live], seeds: &[&Live], now: i64, out: &mut Vec<Entry>) {
+fn winning_patterns(
+    facts: &QueryFacts<'_>,
+    exemplars: &[&Live],
+    seeds: &[&Live],
+    now: i64,
+    out: &mut Vec<Entry>,
+) {
     let candidates: Vec<Candidate<&Arc<Item>>> = exemplars
         .iter()
         .filter_map(|live| match &live.item.body {
@@ -444,11 +619,21 @@ fn winning_patterns(facts: &QueryFacts<'_>, exemplars: &[&Live], seeds: &[&Live]
             _ => None,
         })
         .collect();
-    let retrieved = if facts.wants(Kind::Exemplar) { exemplar::retrieve(&candidates) } else { Vec::new() };
+    let retrieved = if facts.wants(Kind::Exemplar) {
+        exemplar::retrieve(&candidates)
+    } else {
+        Vec::new()
+    };
     if !retrieved.is_empty() {
         for r in retrieved {
             let d = dims(&[("engagement", r.engagement), ("decay", r.decay)]);
-            out.push(entry(Section::WinningPatterns, r.item, r.weight, d, Note::None));
+            out.push(entry(
+                Section::WinningPatterns,
+                r.item,
+                r.weight,
+                d,
+                Note::None,
+            ));
         }
         return;
     }
@@ -464,6 +649,12 @@ fn winning_patterns(facts: &QueryFacts<'_>, exemplars: &[&Live], seeds: &[&Live]
         .collect();
     pending.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.id.cmp(&b.0.id)));
     for (item, weight) in pending.into_iter().take(MAX_COLD_START_SEEDS) {
-        out.push(entry(Section::IdeasFromNotes, item, weight, dims(&[("engagement_weight", weight)]), Note::None));
+        out.push(entry(
+            Section::IdeasFromNotes,
+            item,
+            weight,
+            dims(&[("engagement_weight", weight)]),
+            Note::None,
+        ));
     }
 }

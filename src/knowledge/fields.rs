@@ -160,7 +160,8 @@ impl<'a> Fields<'a> {
 
     /// A required choice among a fixed set of names.
     pub fn req_enum<T: Copy>(&self, key: &str, choices: &[(&str, T)]) -> FieldResult<T> {
-        self.opt_enum(key, choices)?.ok_or_else(|| self.missing(key))
+        self.opt_enum(key, choices)?
+            .ok_or_else(|| self.missing(key))
     }
 
     /// An instant (see [`crate::time::parse_instant`]) or Unix seconds.
@@ -189,7 +190,9 @@ impl<'a> Fields<'a> {
     pub fn sub(&self, key: &str) -> FieldResult<Option<Fields<'a>>> {
         match self.raw(key) {
             None => Ok(None),
-            Some(node) => Fields::new(node).map(Some).map_err(|_| wrong_type(key, node, "a mapping")),
+            Some(node) => Fields::new(node)
+                .map(Some)
+                .map_err(|_| wrong_type(key, node, "a mapping")),
         }
     }
 }
@@ -208,6 +211,9 @@ pub fn scalar_text(node: &Node) -> Option<String> {
 fn wrong_type(key: &str, node: &Node, expected: &str) -> FieldError {
     FieldError {
         pos: node.pos,
-        message: format!("field `{key}` must be {expected}, found {}", node.type_name()),
+        message: format!(
+            "field `{key}` must be {expected}, found {}",
+            node.type_name()
+        ),
     }
 }

@@ -124,7 +124,10 @@ pub fn parse_file(path: Arc<Path>, bytes: &[u8]) -> FileLoad {
         return unreadable(
             path,
             Pos { line: 1, col: 1 },
-            format!("file is over the {} MiB limit; refused", MAX_FILE_BYTES / (1024 * 1024)),
+            format!(
+                "file is over the {} MiB limit; refused",
+                MAX_FILE_BYTES / (1024 * 1024)
+            ),
         );
     }
     let Some(format) = Format::of(&path) else {
@@ -134,7 +137,11 @@ pub fn parse_file(path: Arc<Path>, bytes: &[u8]) -> FileLoad {
         Ok(text) => text.strip_prefix('\u{feff}').unwrap_or(text),
         Err(err) => {
             let pos = pos_of_offset(bytes, err.valid_up_to());
-            return unreadable(path, pos, "invalid UTF-8: knowledge files must be UTF-8 text".into());
+            return unreadable(
+                path,
+                pos,
+                "invalid UTF-8: knowledge files must be UTF-8 text".into(),
+            );
         }
     };
     match format {
@@ -242,12 +249,17 @@ fn load_document(path: Arc<Path>, parsed: Result<Option<Node>, SyntaxError>) -> 
         .any(|k| root.get(k).is_some());
     if !is_collections && !is_experience {
         let keys: Vec<_> = root.keys().take(5).collect();
-        return ignored(path, &format!("no knowledge keys (found: {})", keys.join(", ")));
+        return ignored(
+            path,
+            &format!("no knowledge keys (found: {})", keys.join(", ")),
+        );
     }
     let mut loader = Loader::new(path);
     if is_collections {
         for (key, kind) in COLLECTION_KEYS {
-            let Some(section) = root.get(key) else { continue };
+            let Some(section) = root.get(key) else {
+                continue;
+            };
             match &section.value {
                 Value::Seq(items) => {
                     for (i, node) in items.iter().enumerate() {
@@ -293,7 +305,10 @@ fn load_experience(loader: &mut Loader, root: &Node) {
             Value::Seq(entries) => entries,
             Value::Null => continue,
             _ => {
-                loader.error(list.pos, format!("`{key}` must be a list, found {}", list.type_name()));
+                loader.error(
+                    list.pos,
+                    format!("`{key}` must be a list, found {}", list.type_name()),
+                );
                 continue;
             }
         };
@@ -320,7 +335,13 @@ fn load_observation_log(path: Arc<Path>, text: &str) -> FileLoad {
         }
         match serde_json::from_str::<serde_json::Value>(line) {
             Ok(value) => {
-                let node = Node::from_json(value, Pos { line: line_no, col: 1 });
+                let node = Node::from_json(
+                    value,
+                    Pos {
+                        line: line_no,
+                        col: 1,
+                    },
+                );
                 loader.collection_item(Kind::Observation, index, &node);
             }
             Err(err) => loader.error(
@@ -336,7 +357,9 @@ fn load_observation_log(path: Arc<Path>, text: &str) -> FileLoad {
 }
 
 fn strip_position(message: &str) -> &str {
-    message.rfind(" at line ").map_or(message, |i| &message[..i])
+    message
+        .rfind(" at line ")
+        .map_or(message, |i| &message[..i])
 }
 
 #[cfg(test)]
@@ -354,7 +377,10 @@ mod tests {
         assert_eq!(file.items.len(), 1);
         assert_eq!(file.errors.len(), 1);
         let shown = file.errors[0].to_string();
-        assert_eq!(shown, "k.yaml:6:5: pattern `P-2`: missing required field `solution`");
+        assert_eq!(
+            shown,
+            "k.yaml:6:5: pattern `P-2`: missing required field `solution`"
+        );
     }
 
     #[test]
@@ -363,7 +389,11 @@ mod tests {
         let file = load("g.yml", text);
         assert!(file.items.is_empty());
         assert_eq!(file.errors[0].pos.line, 5);
-        assert!(file.errors[0].message.contains("`category` must be text"), "{}", file.errors[0]);
+        assert!(
+            file.errors[0].message.contains("`category` must be text"),
+            "{}",
+            file.errors[0]
+        );
     }
 
     #[test]
@@ -374,7 +404,14 @@ mod tests {
         );
         assert_eq!(file.kind, FileKind::Experience);
         let ids: Vec<_> = file.items.iter().map(|i| i.id.as_str()).collect();
-        assert_eq!(ids, ["backend-engineer/mistake-1", "backend-engineer/mistake-2", "backend-engineer/approach-1"]);
+        assert_eq!(
+            ids,
+            [
+                "backend-engineer/mistake-1",
+                "backend-engineer/mistake-2",
+                "backend-engineer/approach-1"
+            ]
+        );
     }
 
     #[test]
@@ -389,7 +426,11 @@ mod tests {
         assert_eq!(file.items.len(), 1);
         assert_eq!(file.errors.len(), 2);
         assert_eq!(file.errors[0].pos.line, 2);
-        assert!(file.errors[1].message.contains("must be one of decision"), "{}", file.errors[1]);
+        assert!(
+            file.errors[1].message.contains("must be one of decision"),
+            "{}",
+            file.errors[1]
+        );
     }
 
     #[test]

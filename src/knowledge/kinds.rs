@@ -63,14 +63,22 @@ const OBSERVATION_TYPES: [(&str, ObservationType); 10] = [
 
 /// The id an item would report in an error, even when the item is invalid.
 pub fn peek_id(kind: Kind, node: &Node) -> Option<String> {
-    let key = if kind == Kind::Learning { "learning_id" } else { "id" };
+    let key = if kind == Kind::Learning {
+        "learning_id"
+    } else {
+        "id"
+    };
     node.get(key).and_then(scalar_text)
 }
 
 /// Reads one item of a collections section.
 pub fn read_item(kind: Kind, node: &Node) -> FieldResult<ReadItem> {
     let f = Fields::new(node)?;
-    let id_key = if kind == Kind::Learning { "learning_id" } else { "id" };
+    let id_key = if kind == Kind::Learning {
+        "learning_id"
+    } else {
+        "id"
+    };
     let id = f.req_str(id_key)?.trim().to_string();
     let tags = f.str_list("tags")?;
     let body = match kind {
@@ -149,8 +157,8 @@ fn read_pattern(f: &Fields<'_>) -> FieldResult<Pattern> {
         when_to_use: f.opt_str("when_to_use")?,
         code: f.opt_str("code")?,
         category: f.opt_str("category")?,
-        roles: roles(&f, "roles")?,
-        adjacent_roles: roles(&f, "adjacent_roles")?,
+        roles: roles(f, "roles")?,
+        adjacent_roles: roles(f, "adjacent_roles")?,
         learned_from,
         applies_to: f.str_list("applies_to")?,
         stack: f.str_list("stack")?,

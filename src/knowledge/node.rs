@@ -31,8 +31,14 @@ impl fmt::Display for Pos {
 pub fn pos_of_offset(bytes: &[u8], offset: usize) -> Pos {
     let before = &bytes[..offset.min(bytes.len())];
     let line = before.iter().filter(|&&b| b == b'\n').count() + 1;
-    let line_start = before.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
-    let col = String::from_utf8_lossy(&before[line_start..]).chars().count() + 1;
+    let line_start = before
+        .iter()
+        .rposition(|&b| b == b'\n')
+        .map_or(0, |i| i + 1);
+    let col = String::from_utf8_lossy(&before[line_start..])
+        .chars()
+        .count()
+        + 1;
     Pos {
         line: line.try_into().unwrap_or(u32::MAX),
         col: col.try_into().unwrap_or(u32::MAX),
@@ -129,6 +135,9 @@ const MAX_DEPTH: usize = 64;
 const MAX_NODES: usize = 500_000;
 const MAX_ALIASES: usize = 1_000;
 const MAX_EVENTS: usize = 2_000_000;
+/// Events replayed through aliases in one file. Knowledge files rarely use
+/// aliases at all; a bomb needs millions.
+const MAX_REPLAYED_EVENTS: usize = 10_000;
 
 /// Why a document could not be parsed at all.
 #[derive(Debug, Clone, PartialEq)]
@@ -149,6 +158,9 @@ pub fn parse_yaml(text: &str) -> Result<Option<Node>, SyntaxError> {
     };
     let options = serde_saphyr::options! {
         budget: budget,
+        alias_limits: serde_saphyr::alias_limits! {
+            max_total_replayed_events: MAX_REPLAYED_EVENTS,
+        },
     };
     serde_saphyr::from_str_with_options::<Option<SpannedNode>>(text, options)
         .map(|node| node.map(|n| n.0))
@@ -342,7 +354,8 @@ mod tests {
 
     #[test]
     fn json_nodes_carry_positions() {
-        let text = "{\n  \"common_mistakes\": [\n    {\"mistake\": \"a\", \"fix\": \"b\"}\n  ]\n}\n";
+        let text =
+            "{\n  \"common_mistakes\": [\n    {\"mistake\": \"a\", \"fix\": \"b\"}\n  ]\n}\n";
         let root = parse_json(text).unwrap().unwrap();
         let Value::Seq(items) = &root.get("common_mistakes").unwrap().value else {
             panic!("not a list")
@@ -379,7 +392,9 @@ mod tests {
 
     #[test]
     fn billion_laughs_is_refused_quickly() {
-        let mut text = String::from("a: &a [\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\"]\n");
+        let mut text = String::from(
+            "a: &a [\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\"]\n",
+        );
         let names = ["b", "c", "d", "e", "f", "g", "h", "i"];
         let mut prev = "a";
         for n in names {
@@ -389,6 +404,10 @@ mod tests {
             prev = n;
         }
         let err = parse_yaml(&text).unwrap_err();
-        assert!(err.message.to_lowercase().contains("alias") || err.message.contains("budget"), "{}", err.message);
+        assert!(
+            err.message.to_lowercase().contains("alias") || err.message.contains("budget"),
+            "{}",
+            err.message
+        );
     }
 }

@@ -36,7 +36,9 @@ pub fn knowledge_files(root: &Path) -> Vec<PathBuf> {
         };
         for entry in entries.flatten() {
             let path = entry.path();
-            let Ok(file_type) = entry.file_type() else { continue };
+            let Ok(file_type) = entry.file_type() else {
+                continue;
+            };
             if file_type.is_dir() {
                 if !is_temporary_name(&path) {
                     pending.push(path);
@@ -56,7 +58,14 @@ mod tests {
 
     #[test]
     fn temporary_names_are_recognised() {
-        for name in ["a.yaml~", ".a.yaml.swp", "#a.yaml#", ".#a.yaml", "a.yaml.tmp", "4913"] {
+        for name in [
+            "a.yaml~",
+            ".a.yaml.swp",
+            "#a.yaml#",
+            ".#a.yaml",
+            "a.yaml.tmp",
+            "4913",
+        ] {
             assert!(!is_knowledge_path(Path::new(name)), "{name}");
         }
         assert!(is_knowledge_path(Path::new("dir/patterns.yaml")));

@@ -92,9 +92,21 @@ pub fn classify_reply(text: &str) -> &'static str {
     let has = |words: &[&str]| words.iter().any(|w| t.contains(w));
     if t.ends_with('?') || starts(&["what", "how", "why", "have you", "do you"]) {
         "ask_question"
-    } else if has(&["i've found", "i've noticed", "i've experienced", "in my experience"]) {
+    } else if has(&[
+        "i've found",
+        "i've noticed",
+        "i've experienced",
+        "in my experience",
+    ]) {
         "share_experience"
-    } else if has(&["data show", "stats show", "study show", "research show", "according to", "% of"]) {
+    } else if has(&[
+        "data show",
+        "stats show",
+        "study show",
+        "research show",
+        "according to",
+        "% of",
+    ]) {
         "add_data"
     } else if has(&["actually", "however", "but"]) && has(&["i think", "i'd argue", "not sure"]) {
         "respectful_disagree"
@@ -116,7 +128,10 @@ pub fn classify_tweet(text: &str) -> &'static str {
         "before_after"
     } else if t.ends_with('?') {
         "question"
-    } else if (t.starts_with("tip:") || t.starts_with("pro tip:")) && t.contains("->") && t.chars().count() < 200 {
+    } else if (t.starts_with("tip:") || t.starts_with("pro tip:"))
+        && t.contains("->")
+        && t.chars().count() < 200
+    {
         "tip"
     } else {
         "storytelling"
@@ -143,7 +158,13 @@ mod tests {
 
     #[test]
     fn decay_table_of_the_seed() {
-        for (days, factor) in [(0.0, 1.000), (7.0, 0.707), (14.0, 0.500), (28.0, 0.250), (56.0, 0.063)] {
+        for (days, factor) in [
+            (0.0, 1.000),
+            (7.0, 0.707),
+            (14.0, 0.500),
+            (28.0, 0.250),
+            (56.0, 0.063),
+        ] {
             close(decay(days), factor);
         }
     }
@@ -161,10 +182,22 @@ mod tests {
     #[test]
     fn retrieval_filters_sorts_and_caps() {
         let mut candidates: Vec<Candidate<usize>> = (0..10)
-            .map(|i| Candidate { item: i, performance_score: Some(100.0 - i as f64), days_since_posted: i as f64 })
+            .map(|i| Candidate {
+                item: i,
+                performance_score: Some(100.0 - i as f64),
+                days_since_posted: i as f64,
+            })
             .collect();
-        candidates.push(Candidate { item: 10, performance_score: Some(5.0), days_since_posted: 0.0 });
-        candidates.push(Candidate { item: 11, performance_score: None, days_since_posted: 0.0 });
+        candidates.push(Candidate {
+            item: 10,
+            performance_score: Some(5.0),
+            days_since_posted: 0.0,
+        });
+        candidates.push(Candidate {
+            item: 11,
+            performance_score: None,
+            days_since_posted: 0.0,
+        });
         let got = retrieve(&candidates);
         assert_eq!(got.len(), MAX_ANCESTORS);
         let ids: Vec<_> = got.iter().map(|r| r.item).collect();
@@ -180,41 +213,91 @@ mod tests {
     #[test]
     fn a_strong_old_post_can_lose_to_a_fresh_good_one() {
         let c = [
-            Candidate { item: "old", performance_score: Some(100.0), days_since_posted: 56.0 },
-            Candidate { item: "new", performance_score: Some(50.0), days_since_posted: 0.0 },
+            Candidate {
+                item: "old",
+                performance_score: Some(100.0),
+                days_since_posted: 56.0,
+            },
+            Candidate {
+                item: "new",
+                performance_score: Some(50.0),
+                days_since_posted: 0.0,
+            },
         ];
         assert_eq!(retrieve(&c)[0].item, "new");
     }
 
     #[test]
     fn reply_archetypes() {
-        assert_eq!(classify_reply("Have you tried redb for this?"), "ask_question");
+        assert_eq!(
+            classify_reply("Have you tried redb for this?"),
+            "ask_question"
+        );
         assert_eq!(classify_reply("How does it handle crashes"), "ask_question");
-        assert_eq!(classify_reply("In my experience the debouncer is enough."), "share_experience");
-        assert_eq!(classify_reply("I've found that sockets beat HTTP here."), "share_experience");
-        assert_eq!(classify_reply("Research shows 40% of outages are config."), "add_data");
+        assert_eq!(
+            classify_reply("In my experience the debouncer is enough."),
+            "share_experience"
+        );
+        assert_eq!(
+            classify_reply("I've found that sockets beat HTTP here."),
+            "share_experience"
+        );
+        assert_eq!(
+            classify_reply("Research shows 40% of outages are config."),
+            "add_data"
+        );
         assert_eq!(classify_reply("According to the docs, no."), "add_data");
-        assert_eq!(classify_reply("Actually, I think polling is fine."), "respectful_disagree");
-        assert_eq!(classify_reply("Great point, and it also works for logs."), "agree_and_expand");
+        assert_eq!(
+            classify_reply("Actually, I think polling is fine."),
+            "respectful_disagree"
+        );
+        assert_eq!(
+            classify_reply("Great point, and it also works for logs."),
+            "agree_and_expand"
+        );
     }
 
     #[test]
     fn tweet_formats() {
-        assert_eq!(classify_tweet("Three rules: 1. measure 2. cut 3. ship"), "list");
-        assert_eq!(classify_tweet("Most people think caching is easy."), "most_people_think_x");
-        assert_eq!(classify_tweet("Actually, tests are cheap. But flaky ones are not."), "contrarian_take");
-        assert_eq!(classify_tweet("Before: 40s builds. After: 4s."), "before_after");
-        assert_eq!(classify_tweet("Why do we still write YAML by hand?"), "question");
+        assert_eq!(
+            classify_tweet("Three rules: 1. measure 2. cut 3. ship"),
+            "list"
+        );
+        assert_eq!(
+            classify_tweet("Most people think caching is easy."),
+            "most_people_think_x"
+        );
+        assert_eq!(
+            classify_tweet("Actually, tests are cheap. But flaky ones are not."),
+            "contrarian_take"
+        );
+        assert_eq!(
+            classify_tweet("Before: 40s builds. After: 4s."),
+            "before_after"
+        );
+        assert_eq!(
+            classify_tweet("Why do we still write YAML by hand?"),
+            "question"
+        );
         assert_eq!(classify_tweet("Tip: slow CI -> cache the registry"), "tip");
-        assert_eq!(classify_tweet("Pro tip: long text without an arrow"), "storytelling");
-        assert_eq!(classify_tweet("We shipped memd last week and it went well."), "storytelling");
+        assert_eq!(
+            classify_tweet("Pro tip: long text without an arrow"),
+            "storytelling"
+        );
+        assert_eq!(
+            classify_tweet("We shipped memd last week and it went well."),
+            "storytelling"
+        );
         let long_tip = format!("tip: {} -> x", "a".repeat(200));
         assert_eq!(classify_tweet(&long_tip), "storytelling");
     }
 
     #[test]
     fn archetype_by_kind() {
-        assert_eq!(classify_archetype(Some("Reply"), "Why not?"), "ask_question");
+        assert_eq!(
+            classify_archetype(Some("Reply"), "Why not?"),
+            "ask_question"
+        );
         assert_eq!(classify_archetype(Some("tweet"), "Why not?"), "question");
         assert_eq!(classify_archetype(None, "1. a 2. b"), "list");
     }

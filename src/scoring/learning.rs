@@ -46,7 +46,9 @@ pub struct LearningSimilarity {
 impl LearningSimilarity {
     /// `0.5 keyword + 0.3 context + 0.2 error type`.
     pub fn total(&self) -> f64 {
-        self.keyword * KEYWORD_WEIGHT + self.context * CONTEXT_WEIGHT + self.error_type * ERROR_TYPE_WEIGHT
+        self.keyword * KEYWORD_WEIGHT
+            + self.context * CONTEXT_WEIGHT
+            + self.error_type * ERROR_TYPE_WEIGHT
     }
 }
 
@@ -80,19 +82,41 @@ mod tests {
 
     #[test]
     fn weights_are_the_seeds() {
-        let s = LearningSimilarity { keyword: 1.0, context: 1.0, error_type: 1.0 };
+        let s = LearningSimilarity {
+            keyword: 1.0,
+            context: 1.0,
+            error_type: 1.0,
+        };
         assert!((s.total() - 1.0).abs() < 1e-12);
-        let s = LearningSimilarity { keyword: 0.5, context: 0.0, error_type: 1.0 };
+        let s = LearningSimilarity {
+            keyword: 0.5,
+            context: 0.0,
+            error_type: 1.0,
+        };
         assert!((s.total() - 0.45).abs() < 1e-12);
-        let s = LearningSimilarity { keyword: 0.0, context: 1.0, error_type: 0.0 };
+        let s = LearningSimilarity {
+            keyword: 0.0,
+            context: 1.0,
+            error_type: 0.0,
+        };
         assert!((s.total() - 0.3).abs() < 1e-12);
     }
 
     #[test]
     fn jaccard_and_containment() {
-        assert!((jaccard(&set(&["import", "path"]), &set(&["import", "path", "error"])) - 2.0 / 3.0).abs() < 1e-12);
+        assert!(
+            (jaccard(
+                &set(&["import", "path"]),
+                &set(&["import", "path", "error"])
+            ) - 2.0 / 3.0)
+                .abs()
+                < 1e-12
+        );
         assert_eq!(jaccard(&set(&[]), &set(&[])), 0.0);
-        assert_eq!(containment(&set(&["importerror"]), &set(&["importerror", "fix"])), 1.0);
+        assert_eq!(
+            containment(&set(&["importerror"]), &set(&["importerror", "fix"])),
+            1.0
+        );
         assert_eq!(containment(&set(&[]), &set(&["x"])), 0.0);
     }
 

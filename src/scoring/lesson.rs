@@ -61,7 +61,10 @@ fn canonical_os(os: &str) -> String {
 }
 
 fn repo_name(repo: &str) -> &str {
-    repo.trim_end_matches('/').rsplit('/').next().unwrap_or(repo)
+    repo.trim_end_matches('/')
+        .rsplit('/')
+        .next()
+        .unwrap_or(repo)
 }
 
 /// True when `path` is `wanted` or lies under it. `wanted` may start with
@@ -117,7 +120,11 @@ pub fn check_structural(pre: &Prerequisites, ctx: &GateContext<'_>) -> Result<()
         return Err(GateFailure::Path);
     }
     for server in &pre.mcp_servers {
-        if !ctx.mcp_servers.iter().any(|s| s.eq_ignore_ascii_case(server)) {
+        if !ctx
+            .mcp_servers
+            .iter()
+            .any(|s| s.eq_ignore_ascii_case(server))
+        {
             return Err(GateFailure::McpServer(server.clone()));
         }
     }
@@ -153,7 +160,10 @@ mod tests {
         let ctx = GateContext {
             os: "linux",
             repo: Some("/home/me/src/acme-api"),
-            paths: vec!["/home/me/src/acme-api", "/home/me/src/acme-api/src/db/migrate.rs"],
+            paths: vec![
+                "/home/me/src/acme-api",
+                "/home/me/src/acme-api/src/db/migrate.rs",
+            ],
             mcp_servers: &servers,
             home: Some("/home/me"),
         };
@@ -181,7 +191,10 @@ mod tests {
         p.paths = vec!["src/db".into()];
 
         p.mcp_servers = vec!["github".into(), "linear".into()];
-        assert_eq!(check_structural(&p, &ctx), Err(GateFailure::McpServer("linear".into())));
+        assert_eq!(
+            check_structural(&p, &ctx),
+            Err(GateFailure::McpServer("linear".into()))
+        );
         // Tags never gate.
         let mut t = pre();
         t.tags = vec!["acme".into(), "react".into()];
@@ -192,7 +205,10 @@ mod tests {
     fn unknown_repo_fails_a_repo_gate() {
         let mut p = pre();
         p.repos = vec!["acme-api".into()];
-        assert_eq!(check_structural(&p, &GateContext::default()), Err(GateFailure::Repo));
+        assert_eq!(
+            check_structural(&p, &GateContext::default()),
+            Err(GateFailure::Repo)
+        );
     }
 
     #[test]

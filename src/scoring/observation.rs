@@ -53,7 +53,10 @@ pub fn keyword_overlap(content: &str, keywords: &[String]) -> f64 {
         return 0.0;
     }
     let content = content.to_lowercase();
-    let found = keywords.iter().filter(|k| content.contains(k.as_str())).count();
+    let found = keywords
+        .iter()
+        .filter(|k| content.contains(k.as_str()))
+        .count();
     found as f64 / keywords.len() as f64
 }
 
@@ -123,8 +126,16 @@ mod tests {
         assert!(decision > pattern);
         assert!((decision - pattern - 0.3 * (1.0 - 0.3)).abs() < 1e-12);
         let table = [
-            (Decision, 1.0), (Problem, 0.9), (Warning, 0.8), (Refactor, 0.7), (Success, 0.6),
-            (Discovery, 0.5), (Feature, 0.4), (Bugfix, 0.4), (Pattern, 0.3), (Solution, 0.3),
+            (Decision, 1.0),
+            (Problem, 0.9),
+            (Warning, 0.8),
+            (Refactor, 0.7),
+            (Success, 0.6),
+            (Discovery, 0.5),
+            (Feature, 0.4),
+            (Bugfix, 0.4),
+            (Pattern, 0.3),
+            (Solution, 0.3),
         ];
         for (kind, weight) in table {
             assert_eq!(importance(kind), weight);
@@ -175,6 +186,6 @@ mod tests {
         let max = score(Decision, "a b", 0.0, true, &["a".to_string()]).total();
         assert!((max - 1.0).abs() < 1e-12);
         let min = score(Solution, "", 1e9, false, NONE).total();
-        assert!(min >= 0.0 && min <= 1.0);
+        assert!((0.0..=1.0).contains(&min));
     }
 }

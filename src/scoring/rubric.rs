@@ -73,7 +73,11 @@ fn any_in(list: &[String], wanted: &[String]) -> bool {
 /// query's product; 1 when its stack or tags overlap the query's tags.
 pub fn product_points(p: &Pattern, item_tags: &[String], ctx: &RubricContext) -> u8 {
     if let Some(product) = &ctx.product {
-        let learned_here = p.learned_from.product.as_deref().is_some_and(|lp| eq_ci(lp, product));
+        let learned_here = p
+            .learned_from
+            .product
+            .as_deref()
+            .is_some_and(|lp| eq_ci(lp, product));
         if learned_here || p.applies_to.iter().any(|a| eq_ci(a, product)) {
             return 2;
         }
@@ -95,7 +99,8 @@ pub fn role_points(
 ) -> u8 {
     let Some(agent) = &ctx.agent else { return 0 };
     let names = |list: &[String]| list.iter().any(|r| r == agent);
-    let in_domains = |domains: &[String]| category.is_some_and(|c| domains.iter().any(|d| eq_ci(d, c)));
+    let in_domains =
+        |domains: &[String]| category.is_some_and(|c| domains.iter().any(|d| eq_ci(d, c)));
     if names(roles) || in_domains(&ctx.domains) {
         2
     } else if names(adjacent_roles) || in_domains(&ctx.adjacent_domains) {
@@ -153,7 +158,10 @@ pub fn score_pattern(
         task: task_points(similarity),
         product: product_points(p, item_tags, ctx),
         role: role_points(&p.roles, &p.adjacent_roles, p.category.as_deref(), ctx),
-        history: history_points(p.confidence, p.times_applied.saturating_add(extra_applications)),
+        history: history_points(
+            p.confidence,
+            p.times_applied.saturating_add(extra_applications),
+        ),
         recency: recency_points(p.learned_from.date, ctx.now),
     }
 }
@@ -211,7 +219,11 @@ impl AntiPatternScore {
 }
 
 /// Scores an anti-pattern on A + C only.
-pub fn score_anti_pattern(a: &AntiPattern, similarity: f64, ctx: &RubricContext) -> AntiPatternScore {
+pub fn score_anti_pattern(
+    a: &AntiPattern,
+    similarity: f64,
+    ctx: &RubricContext,
+) -> AntiPatternScore {
     AntiPatternScore {
         task: task_points(similarity),
         role: role_points(&a.roles, &a.adjacent_roles, a.category.as_deref(), ctx),
@@ -242,18 +254,35 @@ impl GotchaMatch {
 /// domains, or a word of its role name such as `backend` in
 /// `backend-engineer`) and the task's words.
 pub fn match_gotcha(category: Option<&str>, ctx: &RubricContext) -> GotchaMatch {
-    let Some(category) = category.map(|c| c.trim().to_lowercase()).filter(|c| !c.is_empty()) else {
-        return GotchaMatch { domain: false, task_keyword: false };
+    let Some(category) = category
+        .map(|c| c.trim().to_lowercase())
+        .filter(|c| !c.is_empty())
+    else {
+        return GotchaMatch {
+            domain: false,
+            task_keyword: false,
+        };
     };
     let role_words = ctx.agent.iter().flat_map(|a| a.split('-'));
-    let domain = ctx.domains.iter().any(|d| d.eq_ignore_ascii_case(&category))
+    let domain = ctx
+        .domains
+        .iter()
+        .any(|d| d.eq_ignore_ascii_case(&category))
         || role_words.into_iter().any(|w| w == category);
-    let cat_words: Vec<&str> = category.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()).collect();
+    let cat_words: Vec<&str> = category
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .collect();
     let task_keyword = !cat_words.is_empty()
         && cat_words.iter().all(|w| {
-            ctx.task_words.iter().any(|t| t == w || t.strip_suffix('s') == Some(w) || w.strip_suffix('s') == Some(t))
+            ctx.task_words
+                .iter()
+                .any(|t| t == w || t.strip_suffix('s') == Some(w) || w.strip_suffix('s') == Some(t))
         });
-    GotchaMatch { domain, task_keyword }
+    GotchaMatch {
+        domain,
+        task_keyword,
+    }
 }
 
 #[cfg(test)]
@@ -274,7 +303,11 @@ mod tests {
             category: Some("webhooks".into()),
             roles: vec!["backend-engineer".into()],
             adjacent_roles: vec!["qa-engineer".into()],
-            learned_from: LearnedFrom { product: Some("PayFlow".into()), date: Some(NOW - 10 * DAY), task: None },
+            learned_from: LearnedFrom {
+                product: Some("PayFlow".into()),
+                date: Some(NOW - 10 * DAY),
+                task: None,
+            },
             applies_to: vec![],
             stack: vec!["fastify".into()],
             confidence: Some(Confidence::High),
@@ -298,7 +331,16 @@ mod tests {
         // webhook deliveries": 3 + same product 2 + core role 2 + proven 2
         // + learned 10 days ago 1 = 10.
         let s = score_pattern(&pattern(), &[], 0.9, 0, &ctx("backend-engineer", "payflow"));
-        assert_eq!(s, PatternScore { task: 3, product: 2, role: 2, history: 2, recency: 1 });
+        assert_eq!(
+            s,
+            PatternScore {
+                task: 3,
+                product: 2,
+                role: 2,
+                history: 2,
+                recency: 1
+            }
+        );
         assert_eq!(s.total(), 10);
     }
 
@@ -315,8 +357,19 @@ mod tests {
         applies.applies_to = vec!["Acme".into()];
         assert_eq!(product_points(&applies, &[], &ctx("x", "acme")), 2);
         // C: core 2, adjacent 1, unrelated 0; a configured domain is core.
-        assert_eq!(role_points(&p.roles, &p.adjacent_roles, None, &ctx("qa engineer", "x")), 1);
-        assert_eq!(role_points(&p.roles, &p.adjacent_roles, None, &ctx("devops-engineer", "x")), 0);
+        assert_eq!(
+            role_points(&p.roles, &p.adjacent_roles, None, &ctx("qa engineer", "x")),
+            1
+        );
+        assert_eq!(
+            role_points(
+                &p.roles,
+                &p.adjacent_roles,
+                None,
+                &ctx("devops-engineer", "x")
+            ),
+            0
+        );
         let mut devops = ctx("devops-engineer", "x");
         devops.domains = vec!["webhooks".into()];
         assert_eq!(role_points(&[], &[], Some("Webhooks"), &devops), 2);
@@ -349,11 +402,23 @@ mod tests {
         let chosen = select_patterns(&ranked);
         assert_eq!(
             chosen,
-            [("a", PatternTier::Full), ("b", PatternTier::Full), ("c", PatternTier::Summary), ("d", PatternTier::Summary)]
+            [
+                ("a", PatternTier::Full),
+                ("b", PatternTier::Full),
+                ("c", PatternTier::Summary),
+                ("d", PatternTier::Summary)
+            ]
         );
         // Fewer than 3 at >= 4: score-3 patterns come in as fallback.
         let chosen = select_patterns(&[("a", 5), ("b", 3), ("c", 3), ("d", 2)]);
-        assert_eq!(chosen, [("a", PatternTier::Summary), ("b", PatternTier::Fallback), ("c", PatternTier::Fallback)]);
+        assert_eq!(
+            chosen,
+            [
+                ("a", PatternTier::Summary),
+                ("b", PatternTier::Fallback),
+                ("c", PatternTier::Fallback)
+            ]
+        );
         // Below 3 never.
         assert!(select_patterns(&[("a", 2), ("b", 1)]).is_empty());
     }
@@ -390,8 +455,20 @@ mod tests {
     fn gotchas_match_domain_or_task_keyword() {
         let mut c = ctx("frontend-engineer", "x");
         c.task_words = vec!["fix".into(), "ports".into(), "dev".into(), "server".into()];
-        assert_eq!(match_gotcha(Some("frontend"), &c), GotchaMatch { domain: true, task_keyword: false });
-        assert_eq!(match_gotcha(Some("port"), &c), GotchaMatch { domain: false, task_keyword: true });
+        assert_eq!(
+            match_gotcha(Some("frontend"), &c),
+            GotchaMatch {
+                domain: true,
+                task_keyword: false
+            }
+        );
+        assert_eq!(
+            match_gotcha(Some("port"), &c),
+            GotchaMatch {
+                domain: false,
+                task_keyword: true
+            }
+        );
         assert!(!match_gotcha(Some("database"), &c).shown());
         assert!(!match_gotcha(None, &c).shown());
     }

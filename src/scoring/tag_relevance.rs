@@ -144,7 +144,10 @@ mod tests {
     #[test]
     fn feedback_weighs_double_and_is_clamped() {
         close(TagScore::default().record(1.0, FEEDBACK_WEIGHT).score, 0.6);
-        let mut s = TagScore { score: 2.9, ..TagScore::default() };
+        let mut s = TagScore {
+            score: 2.9,
+            ..TagScore::default()
+        };
         for _ in 0..50 {
             s = s.record(1.0, 20.0);
         }
@@ -154,8 +157,16 @@ mod tests {
     #[test]
     fn first_worked_example_is_filtered() {
         let lookup = |tag: &str| match tag {
-            "python" => Some(TagScore { score: -0.283, positive: 0, negative: 148 }),
-            "github" => Some(TagScore { score: -0.584, positive: 0, negative: 197 }),
+            "python" => Some(TagScore {
+                score: -0.283,
+                positive: 0,
+                negative: 148,
+            }),
+            "github" => Some(TagScore {
+                score: -0.584,
+                positive: 0,
+                negative: 197,
+            }),
             _ => None,
         };
         let (avg, evals) = average_over_tags(["python", "github", "personal"], lookup);
@@ -167,7 +178,11 @@ mod tests {
     #[test]
     fn second_worked_example_passes() {
         let lookup = |tag: &str| match tag {
-            "acme" => Some(TagScore { score: 0.0, positive: 1, negative: 0 }),
+            "acme" => Some(TagScore {
+                score: 0.0,
+                positive: 1,
+                negative: 0,
+            }),
             "frontend" => Some(TagScore::default()),
             _ => None,
         };
@@ -180,9 +195,13 @@ mod tests {
     #[test]
     fn state_table_of_the_seed() {
         assert_eq!(verdict(0.0, 0), TagVerdict::Boost(0.0));
-        let TagVerdict::Boost(b) = verdict(0.9, 4) else { panic!() };
+        let TagVerdict::Boost(b) = verdict(0.9, 4) else {
+            panic!()
+        };
         close(b, 0.003);
-        let TagVerdict::Boost(b) = verdict(-0.05, 10) else { panic!() };
+        let TagVerdict::Boost(b) = verdict(-0.05, 10) else {
+            panic!()
+        };
         assert!(b < 0.0);
         assert_eq!(verdict(-0.5, 3), TagVerdict::Filtered);
         assert!(matches!(verdict(-0.5, 2), TagVerdict::Boost(_)));

@@ -223,11 +223,17 @@ impl TextIndex {
         let n = self.live as f32;
         let mut avg = [0f32; FIELDS];
         for (a, sum) in avg.iter_mut().zip(self.len_sum) {
-            *a = if n > 0.0 { (sum as f32 / n).max(1.0) } else { 1.0 };
+            *a = if n > 0.0 {
+                (sum as f32 / n).max(1.0)
+            } else {
+                1.0
+            };
         }
         let mut idf_total = 0f32;
         for term in &query_terms {
-            let Some(&id) = self.term_ids.get(term) else { continue };
+            let Some(&id) = self.term_ids.get(term) else {
+                continue;
+            };
             let p = &self.postings[id as usize];
             if p.df == 0 {
                 continue;
@@ -272,7 +278,10 @@ mod tests {
     use super::*;
 
     fn doc(title: &str, body: &str) -> Vec<(Field, String)> {
-        vec![(Field::Title, title.to_string()), (Field::Problem, body.to_string())]
+        vec![
+            (Field::Title, title.to_string()),
+            (Field::Problem, body.to_string()),
+        ]
     }
 
     fn add(index: &mut TextIndex, d: &[(Field, String)]) -> DocId {
@@ -288,9 +297,24 @@ mod tests {
     #[test]
     fn ranks_the_document_that_covers_the_query() {
         let mut index = TextIndex::new();
-        let a = add(&mut index, &doc("Webhook queue with idempotency", "Duplicate webhook deliveries"));
-        let b = add(&mut index, &doc("Tailwind content paths", "Classes missing in production"));
-        let c = add(&mut index, &doc("Fastify plugin order", "Webhook route registered before auth"));
+        let a = add(
+            &mut index,
+            &doc(
+                "Webhook queue with idempotency",
+                "Duplicate webhook deliveries",
+            ),
+        );
+        let b = add(
+            &mut index,
+            &doc("Tailwind content paths", "Classes missing in production"),
+        );
+        let c = add(
+            &mut index,
+            &doc(
+                "Fastify plugin order",
+                "Webhook route registered before auth",
+            ),
+        );
         let sims = index.similarities("implement webhook idempotency");
         assert!(sims.get(a) > 0.9, "{}", sims.get(a));
         assert!(sims.get(c) > 0.0 && sims.get(c) < sims.get(a));
@@ -312,7 +336,12 @@ mod tests {
     fn removal_is_exact_and_slots_are_not_confused() {
         let mut index = TextIndex::new();
         let docs: Vec<_> = (0..3000)
-            .map(|i| doc(&format!("item {i}"), if i % 2 == 0 { "redb storage" } else { "socket" }))
+            .map(|i| {
+                doc(
+                    &format!("item {i}"),
+                    if i % 2 == 0 { "redb storage" } else { "socket" },
+                )
+            })
             .collect();
         let ids: Vec<_> = docs.iter().map(|d| add(&mut index, d)).collect();
         for (id, d) in ids.iter().zip(&docs).take(2000) {

@@ -14,8 +14,8 @@ const STOP_WORDS: &[&str] = &[
     "more", "most", "my", "no", "not", "now", "of", "on", "one", "only", "or", "other", "our",
     "out", "over", "please", "should", "so", "some", "such", "than", "that", "the", "their",
     "them", "then", "there", "these", "they", "this", "those", "to", "too", "up", "us", "use",
-    "used", "using", "very", "was", "we", "were", "what", "when", "where", "which", "while",
-    "who", "why", "will", "with", "would", "you", "your",
+    "used", "using", "very", "was", "we", "were", "what", "when", "where", "which", "while", "who",
+    "why", "will", "with", "would", "you", "your",
 ];
 
 fn stemmer() -> &'static Stemmer {
@@ -88,14 +88,20 @@ mod tests {
 
     #[test]
     fn stems_and_drops_stop_words() {
-        assert_eq!(terms("Implement the webhook idempotency"), ["implement", "webhook", "idempot"]);
+        assert_eq!(
+            terms("Implement the webhook idempotency"),
+            ["implement", "webhook", "idempot"]
+        );
         assert_eq!(terms("idempotent webhooks"), ["idempot", "webhook"]);
     }
 
     #[test]
     fn splits_identifiers() {
         assert_eq!(terms("buildApp"), ["buildapp", "build", "app"]);
-        assert_eq!(terms("idempotency_key"), ["idempotencykey", "idempot", "key"]);
+        assert_eq!(
+            terms("idempotency_key"),
+            ["idempotencykey", "idempot", "key"]
+        );
     }
 
     #[test]
