@@ -36,13 +36,30 @@ pub struct Learned {
 }
 
 impl Learned {
+    /// The per-tag scores of `item`, if any were learned. Cheap when nothing
+    /// has been learned at all (no hashing).
+    pub fn tag_scores(&self, item: &str) -> Option<&HashMap<String, TagScore>> {
+        if self.tag_relevance.is_empty() {
+            return None;
+        }
+        self.tag_relevance.get(item)
+    }
+
     /// The score of `item` for `tag`.
     pub fn tag_score(&self, item: &str, tag: &str) -> Option<TagScore> {
-        self.tag_relevance.get(item)?.get(tag).copied()
+        self.tag_scores(item)?.get(tag).copied()
     }
 
     /// Recorded applications of `item`.
     pub fn applications(&self, item: &str) -> Applications {
+        if self.applications.is_empty() {
+            return Applications::default();
+        }
         self.applications.get(item).copied().unwrap_or_default()
+    }
+
+    /// Whether `item` is pinned by learned state.
+    pub fn is_pinned(&self, item: &str) -> bool {
+        !self.pins.is_empty() && self.pins.contains_key(item)
     }
 }

@@ -6,6 +6,7 @@
 //! twice in the same scope is served from the first definition, the second
 //! is reported with both places, and takes over if the first goes away.
 
+mod features;
 mod learned;
 mod select;
 
@@ -47,8 +48,9 @@ pub struct FileState {
 pub(crate) struct Live {
     pub item: Arc<Item>,
     pub doc: DocId,
-    /// A learning's term sets, computed once.
-    pub learning: Option<Box<select::LearningTerms>>,
+    pub kind: Kind,
+    /// What the scorer needs of the item, computed once.
+    pub features: features::Features,
 }
 
 /// Counts for status and reports.
@@ -72,6 +74,8 @@ pub struct Engine {
     claims: HashMap<String, Vec<(Arc<Path>, usize)>>,
     /// The slot of each live id.
     live: HashMap<String, u32>,
+    /// The slot of each live text-index document (`u32::MAX`: none).
+    doc_slots: Vec<u32>,
     pub(crate) index: TextIndex,
     learned: Learned,
     pub(crate) roles: BTreeMap<String, Role>,
@@ -167,6 +171,7 @@ impl Engine {
             if let Some(live) = self.slots[slot as usize].take() {
                 let fields = text_fields(&live.item);
                 self.index.remove(live.doc, &borrow_fields(&fields));
+                self.doc_slots[live.doc as usize] = u32::MAX;
             }
             self.free.push(slot);
         }
@@ -186,14 +191,13 @@ impl Engine {
         let fields = text_fields(&item);
         let doc = self.index.add(&borrow_fields(&fields));
         let id = item.id.clone();
-        let learning = match &item.body {
-            Body::Learning(l) => Some(Box::new(select::LearningTerms::of(l))),
-            _ => None,
-        };
+        let features = features::Features::of(&item, &self.index);
+        let kind = item.kind();
         let live = Live {
             item,
             doc,
-            learning,
+            kind,
+            features,
         };
         let slot = match self.free.pop() {
             Some(slot) => {
@@ -205,12 +209,23 @@ impl Engine {
                 (self.slots.len() - 1) as u32
             }
         };
+        let doc = doc as usize;
+        if self.doc_slots.len() <= doc {
+            self.doc_slots.resize(doc + 1, u32::MAX);
+        }
+        self.doc_slots[doc] = slot;
         self.live.insert(id, slot);
     }
 
     /// The live items.
     pub(crate) fn live_items(&self) -> impl Iterator<Item = &Live> {
         self.slots.iter().flatten()
+    }
+
+    /// The live item of a text-index document.
+    pub(crate) fn live_by_doc(&self, doc: DocId) -> Option<&Live> {
+        let slot = *self.doc_slots.get(doc as usize)?;
+        self.slots.get(slot as usize)?.as_ref()
     }
 
     /// The live item with this id.
@@ -266,7 +281,7 @@ impl Engine {
             }
         }
         for live in self.live_items() {
-            *counts.items.entry(live.item.kind()).or_default() += 1;
+            *counts.items.entry(live.kind).or_default() += 1;
         }
         counts
     }

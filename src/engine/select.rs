@@ -2,10 +2,10 @@
 //! then thresholds and caps applied per kind.
 
 use std::cmp::Ordering;
-use std::collections::{BTreeMap, HashSet};
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use crate::knowledge::item::{normalize_role, Learning};
+use crate::knowledge::item::normalize_role;
 use crate::knowledge::{Body, Item};
 use crate::protocol::{Kind, Query};
 use crate::render::{Entry, Note, Section};
@@ -19,8 +19,10 @@ use crate::scoring::rubric::{
 };
 use crate::scoring::tag_relevance::{average_over_tags, verdict, TagVerdict};
 use crate::text::tokenize::terms;
+use crate::text::Field;
 use crate::time::{SECS_PER_DAY, SECS_PER_HOUR};
 
+use super::features::{bit, hash, mask, term_ids, Features};
 use super::{Engine, Live};
 
 /// Words that say the task drafts a piece of content, which is when seed
@@ -41,24 +43,6 @@ const DRAFT_WORDS: &[&str] = &[
     "newsletter",
     "blog",
 ];
-
-/// A learning's term sets for seed 003's similarity, computed once.
-pub(crate) struct LearningTerms {
-    keywords: HashSet<String>,
-    context: HashSet<String>,
-    error_type: HashSet<String>,
-}
-
-impl LearningTerms {
-    pub(crate) fn of(l: &Learning) -> Self {
-        let set = |text: &str| terms(text).into_iter().collect::<HashSet<_>>();
-        LearningTerms {
-            keywords: set(&l.keywords.join(" ")),
-            context: set(l.context.as_deref().unwrap_or("")),
-            error_type: set(l.error_type.as_deref().unwrap_or("")),
-        }
-    }
-}
 
 fn dims(pairs: &[(&str, f64)]) -> BTreeMap<String, f64> {
     pairs.iter().map(|(k, v)| (k.to_string(), *v)).collect()
@@ -94,13 +78,26 @@ struct QueryFacts<'q> {
     tags: Vec<String>,
     os: String,
     home: Option<String>,
-    /// Stemmed task and conversation keywords.
-    keyword_terms: HashSet<String>,
-    /// Keyword terms plus tags, repo and agent.
-    context_terms: HashSet<String>,
-    /// For seed 002's keyword match: the conversation's keywords, or the
-    /// task's terms when there are none.
+    /// Stemmed task and conversation keywords, as sorted term ids.
+    keyword_terms: Vec<u32>,
+    /// Keyword terms plus tags, repo and agent, as sorted term ids.
+    context_terms: Vec<u32>,
+    /// For seed 002's keyword match, lower case: the conversation's
+    /// keywords, or the task's terms when there are none.
     observation_keywords: Vec<String>,
+    /// Bloom bits of the product, the tags and the agent (0 when absent),
+    /// and of the agent's core and adjacent domains.
+    product_bit: u64,
+    tag_bits: u64,
+    agent_bit: u64,
+    domain_bits: u64,
+    adjacent_bits: u64,
+    /// Hash of the normalised agent.
+    agent_hash: Option<u64>,
+    /// Hashes a single-word gotcha category must be among to match: the
+    /// agent's domains and role words, and the task's words with and
+    /// without a plural `s`.
+    gotcha_hashes: Vec<u64>,
 }
 
 impl<'q> QueryFacts<'q> {
@@ -137,24 +134,49 @@ impl<'q> QueryFacts<'q> {
             task_words,
             now,
         };
-        let mut keyword_terms: HashSet<String> = terms(&query.task).into_iter().collect();
-        keyword_terms.extend(query.keywords.iter().flat_map(|k| terms(k)));
-        let mut context_terms = keyword_terms.clone();
-        context_terms.extend(tags.iter().flat_map(|t| terms(t)));
+        let keyword_text = format!("{} {}", query.task, query.keywords.join(" "));
         let repo_name = query
             .repo
             .as_deref()
-            .map(|r| r.trim_end_matches('/').rsplit('/').next().unwrap_or(r));
-        context_terms.extend(repo_name.into_iter().flat_map(terms));
-        context_terms.extend(agent.iter().flat_map(|a| terms(a)));
+            .map(|r| r.trim_end_matches('/').rsplit('/').next().unwrap_or(r))
+            .unwrap_or("");
+        let context_text = format!(
+            "{keyword_text} {} {repo_name} {}",
+            tags.join(" "),
+            agent.as_deref().unwrap_or("")
+        );
+        let keyword_terms = term_ids(&engine.index, &keyword_text);
+        let context_terms = term_ids(&engine.index, &context_text);
         let observation_keywords = if query.keywords.is_empty() {
             let mut seen: Vec<String> = terms(&query.task);
+            seen.sort();
             seen.dedup();
             seen
         } else {
-            query.keywords.clone()
+            query
+                .keywords
+                .iter()
+                .map(|k| k.trim().to_lowercase())
+                .filter(|k| !k.is_empty())
+                .collect()
         };
+        let mut gotcha_hashes: Vec<u64> = rubric.domains.iter().map(|d| hash(d)).collect();
+        gotcha_hashes.extend(agent.iter().flat_map(|a| a.split('-')).map(hash));
+        for w in &rubric.task_words {
+            gotcha_hashes.push(hash(w));
+            gotcha_hashes.push(hash(&format!("{w}s")));
+            if let Some(singular) = w.strip_suffix('s') {
+                gotcha_hashes.push(hash(singular));
+            }
+        }
         QueryFacts {
+            product_bit: rubric.product.as_deref().map_or(0, bit),
+            tag_bits: mask(&tags),
+            agent_bit: agent.as_deref().map_or(0, bit),
+            domain_bits: mask(&rubric.domains),
+            adjacent_bits: mask(&rubric.adjacent_domains),
+            agent_hash: agent.as_deref().map(hash),
+            gotcha_hashes,
             query,
             rubric,
             tags,
@@ -195,7 +217,6 @@ struct ByKind<'e> {
     gotchas: Vec<&'e Live>,
     experience: Vec<&'e Live>,
     lessons: Vec<&'e Live>,
-    learnings: Vec<&'e Live>,
     observations: Vec<&'e Live>,
     exemplars: Vec<&'e Live>,
     seeds: Vec<&'e Live>,
@@ -208,13 +229,13 @@ pub(super) fn select(engine: &Engine, query: &Query, now: i64) -> Vec<Entry> {
     let sim = |live: &Live| f64::from(sims.get(live.doc));
     let mut by_kind = ByKind::default();
     for live in engine.live_items() {
-        let list = match live.item.kind() {
+        let list = match live.kind {
             Kind::Pattern => &mut by_kind.patterns,
             Kind::AntiPattern => &mut by_kind.anti_patterns,
             Kind::Gotcha => &mut by_kind.gotchas,
             Kind::Experience => &mut by_kind.experience,
             Kind::Lesson => &mut by_kind.lessons,
-            Kind::Learning => &mut by_kind.learnings,
+            Kind::Learning => continue,
             Kind::Observation => &mut by_kind.observations,
             Kind::Exemplar => &mut by_kind.exemplars,
             Kind::Seed => &mut by_kind.seeds,
@@ -238,7 +259,7 @@ pub(super) fn select(engine: &Engine, query: &Query, now: i64) -> Vec<Entry> {
         lessons(engine, &facts, &by_kind.lessons, &sim, &mut out);
     }
     if facts.wants(Kind::Learning) {
-        learnings(engine, &facts, &by_kind.learnings, &mut out);
+        learnings(engine, &facts, &mut out);
     }
     if facts.wants(Kind::Observation) {
         observations(&facts, &by_kind.observations, now, &mut out);
@@ -279,24 +300,66 @@ fn patterns(
     sim: &dyn Fn(&Live) -> f64,
     out: &mut Vec<Entry>,
 ) {
-    let mut scored: Vec<_> = items
+    let learned_applications = !engine.learned().applications.is_empty();
+    // An upper bound of each pattern's total from its inline features (a
+    // Bloom hit counts as a match), best first.
+    let mut bounded: Vec<(u8, &Live)> = items
         .iter()
         .filter_map(|live| {
-            let Body::Pattern(p) = &live.item.body else {
+            let Features::Pattern(f) = &live.features else {
                 return None;
             };
-            let s = sim(live);
-            let extra = engine.learned().applications(&live.item.id).times_applied;
-            let score = score_pattern(p, &live.item.tags, s, extra, &facts.rubric);
-            (score.total() >= rubric::FALLBACK_THRESHOLD).then_some((
-                score,
-                f64::from(score.total()),
-                s,
-                &live.item,
-            ))
+            let product = if f.products & facts.product_bit != 0 {
+                2
+            } else if f.tags & facts.tag_bits != 0 {
+                1
+            } else {
+                0
+            };
+            let role = if f.roles & facts.agent_bit != 0 || f.category & facts.domain_bits != 0 {
+                2
+            } else if f.adjacent & facts.agent_bit != 0 || f.category & facts.adjacent_bits != 0 {
+                1
+            } else {
+                0
+            };
+            let times = if learned_applications {
+                u32::MAX
+            } else {
+                f.times_applied
+            };
+            let bound = rubric::task_points(sim(live))
+                + product
+                + role
+                + rubric::history_points(f.confidence, times)
+                + rubric::recency_points(f.learned_on, facts.rubric.now);
+            (bound >= rubric::FALLBACK_THRESHOLD).then_some((bound, *live))
         })
         .collect();
-    scored.sort_by(by_score_then_sim);
+    bounded.sort_unstable_by(|a, b| b.0.cmp(&a.0));
+    // Exact scores, in bound order, until no bound can reach the fifth best.
+    let mut scored = Vec::new();
+    let mut best_totals: Vec<u8> = Vec::new();
+    for (bound, live) in bounded {
+        if best_totals.len() >= rubric::MAX_PATTERNS
+            && bound < best_totals[rubric::MAX_PATTERNS - 1]
+        {
+            break;
+        }
+        let Body::Pattern(p) = &live.item.body else {
+            continue;
+        };
+        let s = sim(live);
+        let extra = engine.learned().applications(&live.item.id).times_applied;
+        let score = score_pattern(p, &live.item.tags, s, extra, &facts.rubric);
+        if score.total() < rubric::FALLBACK_THRESHOLD {
+            continue;
+        }
+        let at = best_totals.partition_point(|&t| t >= score.total());
+        best_totals.insert(at, score.total());
+        scored.push((score, f64::from(score.total()), s, &live.item));
+    }
+    top_k(&mut scored, rubric::MAX_PATTERNS, by_score_then_sim);
     let ranked: Vec<(usize, u8)> = scored
         .iter()
         .enumerate()
@@ -334,18 +397,23 @@ fn anti_patterns(
     let mut scored: Vec<_> = items
         .iter()
         .filter_map(|live| {
+            let s = sim(live);
+            // Role fit gives at most 2: without task points the threshold
+            // of 3 is out of reach.
+            if rubric::task_points(s) + 2 < rubric::ANTI_PATTERN_THRESHOLD {
+                return None;
+            }
             let Body::AntiPattern(a) = &live.item.body else {
                 return None;
             };
-            let s = sim(live);
             let score = score_anti_pattern(a, s, &facts.rubric);
             score
                 .shown()
                 .then_some((score, f64::from(score.total()), s, &live.item))
         })
         .collect();
-    scored.sort_by(by_score_then_sim);
-    for (score, total, s, item) in scored.into_iter().take(MAX_ANTI_PATTERNS) {
+    top_k(&mut scored, MAX_ANTI_PATTERNS, by_score_then_sim);
+    for (score, total, s, item) in scored {
         let d = dims(&[
             ("task", f64::from(score.task)),
             ("role", f64::from(score.role)),
@@ -364,6 +432,14 @@ fn gotchas(
     let mut scored: Vec<_> = items
         .iter()
         .filter_map(|live| {
+            match live.features {
+                Features::Gotcha { category: None, .. } => return None,
+                Features::Gotcha {
+                    category: Some(h),
+                    single_word: true,
+                } if !facts.gotcha_hashes.contains(&h) => return None,
+                _ => {}
+            }
             let Body::Gotcha(g) = &live.item.body else {
                 return None;
             };
@@ -372,8 +448,8 @@ fn gotchas(
                 .then(|| (m, f64::from(m.total()), sim(live), &live.item))
         })
         .collect();
-    scored.sort_by(by_score_then_sim);
-    for (m, total, s, item) in scored.into_iter().take(MAX_GOTCHAS) {
+    top_k(&mut scored, MAX_GOTCHAS, by_score_then_sim);
+    for (m, total, s, item) in scored {
         let d = dims(&[
             ("domain", f64::from(u8::from(m.domain))),
             ("task_keyword", f64::from(u8::from(m.task_keyword))),
@@ -397,7 +473,13 @@ fn lessons(
     let learned = engine.learned();
     let mut pinned = Vec::new();
     let mut pool = Vec::new();
+    let learned_pins = !learned.pins.is_empty();
     for live in items {
+        let s = sim(live);
+        let file_pin = matches!(live.features, Features::Lesson { pinned: true });
+        if !file_pin && !learned_pins && s < MIN_TASK_SIMILARITY {
+            continue;
+        }
         let Body::Lesson(l) = &live.item.body else {
             continue;
         };
@@ -405,13 +487,13 @@ fn lessons(
             continue;
         }
         let id = &live.item.id;
+        let scores = learned.tag_scores(id);
         let (avg, evals) = average_over_tags(facts.tags.iter().map(String::as_str), |tag| {
-            learned.tag_score(id, tag)
+            scores.and_then(|s| s.get(tag).copied())
         });
         let TagVerdict::Boost(boost) = verdict(avg, evals) else {
             continue;
         };
-        let s = sim(live);
         let overlap = l
             .prerequisites
             .tags
@@ -419,14 +501,14 @@ fn lessons(
             .chain(&live.item.tags)
             .filter(|t| facts.tags.iter().any(|q| q.eq_ignore_ascii_case(t)))
             .count();
-        let is_pinned = l.pinned || learned.pins.contains_key(id);
+        let is_pinned = l.pinned || learned.is_pinned(id);
         if is_pinned {
             pinned.push((live, s, avg, evals));
         } else if s >= MIN_TASK_SIMILARITY {
             pool.push((live, s, overlap, avg, evals, boost));
         }
     }
-    pinned.sort_by(|a, b| {
+    top_k(&mut pinned, MAX_PINNED, |a, b| {
         b.1.total_cmp(&a.1)
             .then_with(|| a.0.item.id.cmp(&b.0.item.id))
     });
@@ -452,7 +534,7 @@ fn lessons(
     let mut fused: Vec<(usize, f64)> = (0..pool.len())
         .map(|i| (i, lesson::rrf(&[lexical_rank[i], tag_rank[i]]) + pool[i].5))
         .collect();
-    fused.sort_by(|a, b| {
+    top_k(&mut fused, MAX_LESSONS, |a, b| {
         b.1.total_cmp(&a.1)
             .then_with(|| pool[a.0].0.item.id.cmp(&pool[b.0].0.item.id))
     });
@@ -470,6 +552,20 @@ fn lessons(
     }
 }
 
+/// Keeps the `k` best of `items` (by `cmp`, best first), sorted: a partial
+/// selection, then a sort of just those.
+fn top_k<T>(items: &mut Vec<T>, k: usize, cmp: impl Fn(&T, &T) -> Ordering) {
+    if k == 0 {
+        items.clear();
+        return;
+    }
+    if items.len() > k {
+        items.select_nth_unstable_by(k - 1, &cmp);
+        items.truncate(k);
+    }
+    items.sort_by(cmp);
+}
+
 /// 1-based rank of each element by `key` descending; `None` when excluded.
 fn rank_by<T>(
     items: &[T],
@@ -485,17 +581,32 @@ fn rank_by<T>(
     ranks
 }
 
-fn learnings(engine: &Engine, facts: &QueryFacts<'_>, items: &[&Live], out: &mut Vec<Entry>) {
-    let mut scored: Vec<_> = items
-        .iter()
+/// Seed 003. Only a learning that shares a term with the query's context
+/// (a superset of its keywords) can score above zero, so the candidates
+/// come from the text index's postings, not from a scan.
+fn learnings(engine: &Engine, facts: &QueryFacts<'_>, out: &mut Vec<Entry>) {
+    let docs = engine
+        .index
+        .docs_containing(&facts.context_terms, &[Field::Keywords, Field::Context]);
+    let mut scored: Vec<_> = docs
+        .into_iter()
+        .filter_map(|doc| engine.live_by_doc(doc))
         .filter_map(|live| {
-            let (Body::Learning(l), Some(t)) = (&live.item.body, &live.learning) else {
+            let (
+                Body::Learning(l),
+                Features::Learning {
+                    keywords,
+                    context,
+                    error_type,
+                },
+            ) = (&live.item.body, &live.features)
+            else {
                 return None;
             };
             let s = learning_policy::similarity(
-                &t.keywords,
-                &t.context,
-                &t.error_type,
+                keywords,
+                context,
+                error_type,
                 &facts.keyword_terms,
                 &facts.context_terms,
             );
@@ -503,7 +614,7 @@ fn learnings(engine: &Engine, facts: &QueryFacts<'_>, items: &[&Live], out: &mut
             (total >= MIN_SIMILARITY).then_some((live, s, total, l))
         })
         .collect();
-    scored.sort_by(|a, b| {
+    top_k(&mut scored, MAX_LEARNINGS, |a, b| {
         b.2.total_cmp(&a.2)
             .then(b.3.severity.cmp(&a.3.severity))
             .then_with(|| a.0.item.id.cmp(&b.0.item.id))
@@ -535,30 +646,34 @@ fn observations(facts: &QueryFacts<'_>, items: &[&Live], now: i64, out: &mut Vec
     let mut scored: Vec<_> = items
         .iter()
         .filter_map(|live| {
-            let Body::Observation(o) = &live.item.body else {
+            let Features::Observation {
+                created_at,
+                kind,
+                agent,
+                content_lower,
+            } = &live.features
+            else {
                 return None;
             };
-            let hours_ago = (now - o.created_at) as f64 / SECS_PER_HOUR;
-            let same_agent = match (&facts.rubric.agent, &o.agent_type) {
-                (Some(a), Some(b)) => *a == normalize_role(b),
-                _ => false,
-            };
-            let s = observation::score(
-                o.kind,
-                &o.content,
-                hours_ago,
-                same_agent,
-                &facts.observation_keywords,
-            );
+            let hours_ago = (now - created_at) as f64 / SECS_PER_HOUR;
+            // Agents compare by the 64-bit hash of their normalised name.
+            let same_agent = agent.is_some() && *agent == facts.agent_hash;
+            let mut s = observation::score(*kind, hours_ago, same_agent, 0.0);
+            // The keyword match adds at most its weight: skip the text
+            // search when even a full match cannot reach the threshold.
+            if s.total() + observation::KEYWORD_WEIGHT < min {
+                return None;
+            }
+            s.keyword = observation::keyword_overlap(content_lower, &facts.observation_keywords);
             let total = s.total();
             (total >= min).then_some((live, s, total, hours_ago))
         })
         .collect();
-    scored.sort_by(|a, b| {
+    top_k(&mut scored, MAX_OBSERVATIONS, |a, b| {
         b.2.total_cmp(&a.2)
             .then_with(|| a.0.item.id.cmp(&b.0.item.id))
     });
-    for (live, s, total, hours_ago) in scored.into_iter().take(MAX_OBSERVATIONS) {
+    for (live, s, total, hours_ago) in scored {
         let d = dims(&[
             ("recency", s.recency),
             ("importance", s.importance),
@@ -647,7 +762,9 @@ fn winning_patterns(
             _ => None,
         })
         .collect();
-    pending.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.id.cmp(&b.0.id)));
+    top_k(&mut pending, MAX_COLD_START_SEEDS, |a, b| {
+        b.1.total_cmp(&a.1).then_with(|| a.0.id.cmp(&b.0.id))
+    });
     for (item, weight) in pending.into_iter().take(MAX_COLD_START_SEEDS) {
         out.push(entry(
             Section::IdeasFromNotes,

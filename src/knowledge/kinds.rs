@@ -80,21 +80,21 @@ pub fn read_item(kind: Kind, node: &Node) -> FieldResult<ReadItem> {
         "id"
     };
     let id = f.req_str(id_key)?.trim().to_string();
-    let tags = f.str_list("tags")?;
+    let tags = keywords(&f, "tags")?;
     let body = match kind {
         Kind::Pattern => Body::Pattern(read_pattern(&f)?),
         Kind::AntiPattern => Body::AntiPattern(AntiPattern {
             name: f.req_str("name")?,
             problem: f.req_str("problem")?,
             instead: f.req_str("instead")?,
-            category: f.opt_str("category")?,
+            category: f.opt_str("category")?.map(|c| normalize_keyword(&c)),
             roles: roles(&f, "roles")?,
             adjacent_roles: roles(&f, "adjacent_roles")?,
         }),
         Kind::Gotcha => Body::Gotcha(Gotcha {
             title: f.req_str("title")?,
             fix: f.req_str("fix")?,
-            category: f.opt_str("category")?,
+            category: f.opt_str("category")?.map(|c| normalize_keyword(&c)),
         }),
         Kind::Lesson => Body::Lesson(read_lesson(&f)?),
         Kind::Learning => Body::Learning(read_learning(&f)?),
@@ -144,7 +144,7 @@ fn unreachable_experience(f: &Fields<'_>) -> FieldResult<Body> {
 fn read_pattern(f: &Fields<'_>) -> FieldResult<Pattern> {
     let learned_from = match f.sub("learned_from")? {
         Some(lf) => LearnedFrom {
-            product: lf.opt_str("product")?,
+            product: lf.opt_str("product")?.map(|p| normalize_keyword(&p)),
             date: lf.opt_time("date")?,
             task: lf.opt_str("task")?,
         },
@@ -156,15 +156,29 @@ fn read_pattern(f: &Fields<'_>) -> FieldResult<Pattern> {
         solution: f.req_str("solution")?,
         when_to_use: f.opt_str("when_to_use")?,
         code: f.opt_str("code")?,
-        category: f.opt_str("category")?,
+        category: f.opt_str("category")?.map(|c| normalize_keyword(&c)),
         roles: roles(f, "roles")?,
         adjacent_roles: roles(f, "adjacent_roles")?,
         learned_from,
-        applies_to: f.str_list("applies_to")?,
-        stack: f.str_list("stack")?,
+        applies_to: keywords(f, "applies_to")?,
+        stack: keywords(f, "stack")?,
         confidence: f.opt_enum("confidence", &CONFIDENCE)?,
         times_applied: f.opt_u32("times_applied")?.unwrap_or(0),
     })
+}
+
+/// A keyword (tag, stack, product, category) as compared: trimmed, lower case.
+pub fn normalize_keyword(text: &str) -> String {
+    text.trim().to_lowercase()
+}
+
+/// A list of keywords, normalised (see [`normalize_keyword`]).
+fn keywords(f: &Fields<'_>, key: &str) -> FieldResult<Vec<String>> {
+    Ok(f.str_list(key)?
+        .iter()
+        .map(|k| normalize_keyword(k))
+        .filter(|k| !k.is_empty())
+        .collect())
 }
 
 /// A list of role names, normalised (see [`normalize_role`]).
@@ -179,13 +193,13 @@ fn read_lesson(f: &Fields<'_>) -> FieldResult<Lesson> {
             repos: p.str_list("repos")?,
             paths: p.str_list("paths")?,
             mcp_servers: p.str_list("mcp_servers")?,
-            tags: p.str_list("tags")?,
+            tags: keywords(&p, "tags")?,
         },
         None => Prerequisites::default(),
     };
     Ok(Lesson {
         text: f.req_str("text")?,
-        category: f.opt_str("category")?,
+        category: f.opt_str("category")?.map(|c| normalize_keyword(&c)),
         prerequisites,
         pinned: f.opt_bool("pinned")?.unwrap_or(false),
     })

@@ -1,8 +1,6 @@
 //! Seed 003, "Decisions - TASK-1769955706": keyword-based similarity of a
 //! learning to the task, and the effectiveness EMA.
 
-use std::collections::HashSet;
-
 /// Weight of keyword Jaccard similarity.
 pub const KEYWORD_WEIGHT: f64 = 0.50;
 /// Weight of context similarity.
@@ -16,23 +14,42 @@ pub const MAX_LEARNINGS: usize = 3;
 /// A learning is shown at this similarity or above.
 pub const MIN_SIMILARITY: f64 = 0.15;
 
-/// `|a ∩ b| / |a ∪ b|`; 0 when both are empty.
-pub fn jaccard(a: &HashSet<String>, b: &HashSet<String>) -> f64 {
-    let union = a.union(b).count();
+/// Sets are sorted slices without repeats (of term ids, in the engine):
+/// intersections are a merge, with no hashing.
+fn intersection_len<T: Ord>(a: &[T], b: &[T]) -> usize {
+    let (mut i, mut j, mut n) = (0, 0, 0);
+    while i < a.len() && j < b.len() {
+        match a[i].cmp(&b[j]) {
+            std::cmp::Ordering::Less => i += 1,
+            std::cmp::Ordering::Greater => j += 1,
+            std::cmp::Ordering::Equal => {
+                n += 1;
+                i += 1;
+                j += 1;
+            }
+        }
+    }
+    n
+}
+
+/// `|a ∩ b| / |a ∪ b|` of two sorted sets; 0 when both are empty.
+pub fn jaccard<T: Ord>(a: &[T], b: &[T]) -> f64 {
+    let common = intersection_len(a, b);
+    let union = a.len() + b.len() - common;
     if union == 0 {
         return 0.0;
     }
-    a.intersection(b).count() as f64 / union as f64
+    common as f64 / union as f64
 }
 
-/// The share of `part` found in `whole`; 0 when `part` is empty. Used for
-/// context and error type, where the learning's few words are looked for
-/// in the query's many.
-pub fn containment(part: &HashSet<String>, whole: &HashSet<String>) -> f64 {
+/// The share of sorted set `part` found in sorted set `whole`; 0 when `part`
+/// is empty. Used for context and error type, where the learning's few
+/// words are looked for in the query's many.
+pub fn containment<T: Ord>(part: &[T], whole: &[T]) -> f64 {
     if part.is_empty() {
         return 0.0;
     }
-    part.intersection(whole).count() as f64 / part.len() as f64
+    intersection_len(part, whole) as f64 / part.len() as f64
 }
 
 /// The three similarities of one learning.
@@ -52,13 +69,13 @@ impl LearningSimilarity {
     }
 }
 
-/// Scores a learning given its term sets and the query's.
-pub fn similarity(
-    learning_keywords: &HashSet<String>,
-    learning_context: &HashSet<String>,
-    learning_error_type: &HashSet<String>,
-    query_keywords: &HashSet<String>,
-    query_context: &HashSet<String>,
+/// Scores a learning given its term sets and the query's (sorted sets).
+pub fn similarity<T: Ord>(
+    learning_keywords: &[T],
+    learning_context: &[T],
+    learning_error_type: &[T],
+    query_keywords: &[T],
+    query_context: &[T],
 ) -> LearningSimilarity {
     LearningSimilarity {
         keyword: jaccard(learning_keywords, query_keywords),
@@ -76,8 +93,11 @@ pub fn update_effectiveness(current: f64, new_score: f64) -> f64 {
 mod tests {
     use super::*;
 
-    fn set(words: &[&str]) -> HashSet<String> {
-        words.iter().map(|w| w.to_string()).collect()
+    fn set(words: &[&'static str]) -> Vec<&'static str> {
+        let mut v = words.to_vec();
+        v.sort();
+        v.dedup();
+        v
     }
 
     #[test]

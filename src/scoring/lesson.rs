@@ -52,11 +52,17 @@ impl std::fmt::Display for GateFailure {
     }
 }
 
-fn canonical_os(os: &str) -> String {
-    match os.trim().to_ascii_lowercase().as_str() {
-        "darwin" | "macos" | "osx" | "mac" => "macos".into(),
-        "win" | "win32" | "windows" => "windows".into(),
-        other => other.into(),
+/// The OS family a name stands for (`darwin` is `macos`), compared
+/// case-insensitively, without allocating.
+fn os_family(os: &str) -> &str {
+    let os = os.trim();
+    let is = |names: &[&str]| names.iter().any(|n| n.eq_ignore_ascii_case(os));
+    if is(&["darwin", "macos", "osx", "mac"]) {
+        "macos"
+    } else if is(&["win", "win32", "windows"]) {
+        "windows"
+    } else {
+        os
     }
 }
 
@@ -96,8 +102,8 @@ fn path_matches(path: &str, wanted: &str, home: Option<&str>) -> bool {
 /// MCP server). Tags are never gated.
 pub fn check_structural(pre: &Prerequisites, ctx: &GateContext<'_>) -> Result<(), GateFailure> {
     if !pre.os.is_empty() {
-        let os = canonical_os(ctx.os);
-        if !pre.os.iter().any(|o| canonical_os(o) == os) {
+        let os = os_family(ctx.os);
+        if !pre.os.iter().any(|o| os_family(o).eq_ignore_ascii_case(os)) {
             return Err(GateFailure::Os);
         }
     }

@@ -79,19 +79,18 @@ impl ObservationScore {
     }
 }
 
-/// Scores one observation.
+/// Scores one observation; `keyword_match` comes from [`keyword_overlap`].
 pub fn score(
     kind: ObservationType,
-    content: &str,
     hours_ago: f64,
     same_agent: bool,
-    keywords: &[String],
+    keyword_match: f64,
 ) -> ObservationScore {
     ObservationScore {
         recency: recency(hours_ago),
         importance: importance(kind),
         agent: if same_agent { 1.0 } else { 0.0 },
-        keyword: keyword_overlap(content, keywords),
+        keyword: keyword_match,
     }
 }
 
@@ -109,20 +108,37 @@ mod tests {
     use crate::protocol::Mode;
     use ObservationType::*;
 
+    /// Scores with seed 002's keyword match, lower-casing as the engine does.
+    fn score_text(
+        kind: ObservationType,
+        content: &str,
+        hours: f64,
+        same_agent: bool,
+        keywords: &[String],
+    ) -> ObservationScore {
+        let keywords: Vec<String> = keywords.iter().map(|k| k.to_lowercase()).collect();
+        score(
+            kind,
+            hours,
+            same_agent,
+            keyword_overlap(&content.to_lowercase(), &keywords),
+        )
+    }
+
     const NONE: &[String] = &[];
 
     #[test]
     fn case_1_recent_beats_old() {
-        let recent = score(Feature, "x", 1.0 / 60.0, false, NONE).total();
-        let old = score(Feature, "x", 24.0, false, NONE).total();
+        let recent = score_text(Feature, "x", 1.0 / 60.0, false, NONE).total();
+        let old = score_text(Feature, "x", 24.0, false, NONE).total();
         assert!(recent > old);
         assert!((recency(24.0) - (-1f64).exp()).abs() < 1e-12);
     }
 
     #[test]
     fn case_2_decision_beats_pattern() {
-        let decision = score(Decision, "x", 5.0, false, NONE).total();
-        let pattern = score(Pattern, "x", 5.0, false, NONE).total();
+        let decision = score_text(Decision, "x", 5.0, false, NONE).total();
+        let pattern = score_text(Pattern, "x", 5.0, false, NONE).total();
         assert!(decision > pattern);
         assert!((decision - pattern - 0.3 * (1.0 - 0.3)).abs() < 1e-12);
         let table = [
@@ -144,17 +160,17 @@ mod tests {
 
     #[test]
     fn case_3_same_agent_gets_twenty_percent() {
-        let same = score(Problem, "x", 3.0, true, NONE).total();
-        let other = score(Problem, "x", 3.0, false, NONE).total();
+        let same = score_text(Problem, "x", 3.0, true, NONE).total();
+        let other = score_text(Problem, "x", 3.0, false, NONE).total();
         assert!((same - other - 0.2).abs() < 1e-12);
     }
 
     #[test]
     fn case_4_keywords_add_a_bonus() {
         let kw = vec!["redb".to_string(), "Socket".to_string()];
-        let both = score(Refactor, "Moved the socket code onto redb", 3.0, false, &kw);
-        let half = score(Refactor, "Moved the socket code", 3.0, false, &kw);
-        let none = score(Refactor, "Renamed a module", 3.0, false, &kw);
+        let both = score_text(Refactor, "Moved the socket code onto redb", 3.0, false, &kw);
+        let half = score_text(Refactor, "Moved the socket code", 3.0, false, &kw);
+        let none = score_text(Refactor, "Renamed a module", 3.0, false, &kw);
         assert_eq!(both.keyword, 1.0);
         assert_eq!(half.keyword, 0.5);
         assert!((both.total() - none.total() - 0.1).abs() < 1e-12);
@@ -163,19 +179,19 @@ mod tests {
     #[test]
     fn case_5_conservative_keeps_only_point_six_and_up() {
         // 1 minute old decision by the same agent: ~1.0 -> kept.
-        let strong = score(Decision, "x", 1.0 / 60.0, true, NONE).total();
+        let strong = score_text(Decision, "x", 1.0 / 60.0, true, NONE).total();
         assert!(strong >= min_score(Mode::Conservative));
         // Day-old warning from another agent: 0.4/e + 0.24 = 0.387 -> dropped.
-        let weak = score(Warning, "x", 24.0, false, NONE).total();
+        let weak = score_text(Warning, "x", 24.0, false, NONE).total();
         assert!((weak - (0.4 * (-1f64).exp() + 0.24)).abs() < 1e-12);
         assert!(weak < min_score(Mode::Conservative));
     }
 
     #[test]
     fn case_6_aggressive_lowers_the_threshold_to_point_three() {
-        let weak = score(Warning, "x", 24.0, false, NONE).total();
+        let weak = score_text(Warning, "x", 24.0, false, NONE).total();
         assert!(weak >= min_score(Mode::Aggressive));
-        let weaker = score(Solution, "x", 240.0, false, NONE).total();
+        let weaker = score_text(Solution, "x", 240.0, false, NONE).total();
         assert!(weaker < min_score(Mode::Aggressive));
         assert_eq!(min_score(Mode::Aggressive), 0.3);
         assert_eq!(min_score(Mode::Conservative), 0.6);
@@ -183,9 +199,9 @@ mod tests {
 
     #[test]
     fn scores_stay_in_unit_range() {
-        let max = score(Decision, "a b", 0.0, true, &["a".to_string()]).total();
+        let max = score_text(Decision, "a b", 0.0, true, &["a".to_string()]).total();
         assert!((max - 1.0).abs() < 1e-12);
-        let min = score(Solution, "", 1e9, false, NONE).total();
+        let min = score_text(Solution, "", 1e9, false, NONE).total();
         assert!((0.0..=1.0).contains(&min));
     }
 }

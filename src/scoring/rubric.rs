@@ -34,7 +34,10 @@ pub const MAX_ANTI_PATTERNS: usize = 3;
 /// Maximum gotchas injected.
 pub const MAX_GOTCHAS: usize = 3;
 
-/// What the rubric knows of the query, normalised once per query.
+/// What the rubric knows of the query, normalised once per query the way
+/// items are normalised when loaded (keywords in lower case, roles by
+/// [`crate::knowledge::item::normalize_role`]), so comparisons are plain
+/// equality.
 #[derive(Debug, Clone, Default)]
 pub struct RubricContext {
     /// The product, lower case.
@@ -61,24 +64,15 @@ pub fn task_points(similarity: f64) -> u8 {
         .map_or(0, |&(_, points)| points)
 }
 
-fn eq_ci(a: &str, b: &str) -> bool {
-    a.trim().eq_ignore_ascii_case(b.trim())
-}
-
 fn any_in(list: &[String], wanted: &[String]) -> bool {
-    list.iter().any(|x| wanted.iter().any(|w| eq_ci(x, w)))
+    list.iter().any(|x| wanted.contains(x))
 }
 
 /// Dimension B (0-2): 2 when the pattern was learned from or applies to the
 /// query's product; 1 when its stack or tags overlap the query's tags.
 pub fn product_points(p: &Pattern, item_tags: &[String], ctx: &RubricContext) -> u8 {
     if let Some(product) = &ctx.product {
-        let learned_here = p
-            .learned_from
-            .product
-            .as_deref()
-            .is_some_and(|lp| eq_ci(lp, product));
-        if learned_here || p.applies_to.iter().any(|a| eq_ci(a, product)) {
+        if p.learned_from.product.as_ref() == Some(product) || p.applies_to.contains(product) {
             return 2;
         }
     }
@@ -99,8 +93,7 @@ pub fn role_points(
 ) -> u8 {
     let Some(agent) = &ctx.agent else { return 0 };
     let names = |list: &[String]| list.iter().any(|r| r == agent);
-    let in_domains =
-        |domains: &[String]| category.is_some_and(|c| domains.iter().any(|d| eq_ci(d, c)));
+    let in_domains = |domains: &[String]| category.is_some_and(|c| domains.iter().any(|d| d == c));
     if names(roles) || in_domains(&ctx.domains) {
         2
     } else if names(adjacent_roles) || in_domains(&ctx.adjacent_domains) {
@@ -250,31 +243,24 @@ impl GotchaMatch {
     }
 }
 
-/// Matches a gotcha's category against the agent's domain (its configured
+/// Matches a gotcha's (lower-case) category against the agent's domain (its configured
 /// domains, or a word of its role name such as `backend` in
 /// `backend-engineer`) and the task's words.
 pub fn match_gotcha(category: Option<&str>, ctx: &RubricContext) -> GotchaMatch {
-    let Some(category) = category
-        .map(|c| c.trim().to_lowercase())
-        .filter(|c| !c.is_empty())
-    else {
+    let Some(category) = category.filter(|c| !c.is_empty()) else {
         return GotchaMatch {
             domain: false,
             task_keyword: false,
         };
     };
-    let role_words = ctx.agent.iter().flat_map(|a| a.split('-'));
-    let domain = ctx
-        .domains
-        .iter()
-        .any(|d| d.eq_ignore_ascii_case(&category))
-        || role_words.into_iter().any(|w| w == category);
-    let cat_words: Vec<&str> = category
+    let mut role_words = ctx.agent.iter().flat_map(|a| a.split('-'));
+    let domain = ctx.domains.iter().any(|d| d == category) || role_words.any(|w| w == category);
+    let mut cat_words = category
         .split(|c: char| !c.is_alphanumeric())
         .filter(|w| !w.is_empty())
-        .collect();
-    let task_keyword = !cat_words.is_empty()
-        && cat_words.iter().all(|w| {
+        .peekable();
+    let task_keyword = cat_words.peek().is_some()
+        && cat_words.all(|w| {
             ctx.task_words
                 .iter()
                 .any(|t| t == w || t.strip_suffix('s') == Some(w) || w.strip_suffix('s') == Some(t))
@@ -304,7 +290,7 @@ mod tests {
             roles: vec!["backend-engineer".into()],
             adjacent_roles: vec!["qa-engineer".into()],
             learned_from: LearnedFrom {
-                product: Some("PayFlow".into()),
+                product: Some("payflow".into()),
                 date: Some(NOW - 10 * DAY),
                 task: None,
             },
@@ -354,7 +340,7 @@ mod tests {
         assert_eq!(product_points(&p, &[], &c), 0);
         let mut applies = pattern();
         applies.learned_from.product = None;
-        applies.applies_to = vec!["Acme".into()];
+        applies.applies_to = vec!["acme".into()];
         assert_eq!(product_points(&applies, &[], &ctx("x", "acme")), 2);
         // C: core 2, adjacent 1, unrelated 0; a configured domain is core.
         assert_eq!(
@@ -372,7 +358,7 @@ mod tests {
         );
         let mut devops = ctx("devops-engineer", "x");
         devops.domains = vec!["webhooks".into()];
-        assert_eq!(role_points(&[], &[], Some("Webhooks"), &devops), 2);
+        assert_eq!(role_points(&[], &[], Some("webhooks"), &devops), 2);
         // D.
         assert_eq!(history_points(Some(Confidence::High), 3), 2);
         assert_eq!(history_points(Some(Confidence::High), 2), 1);

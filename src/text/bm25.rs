@@ -120,6 +120,33 @@ impl TextIndex {
         self.live == 0
     }
 
+    /// The id of a term that has been indexed: ids are stable for the
+    /// index's life (a term is never forgotten), so they can stand for terms
+    /// in small precomputed sets.
+    pub fn term_id(&self, term: &str) -> Option<u32> {
+        self.term_ids.get(term).copied()
+    }
+
+    /// The live documents in which any of `term_ids` occurs in any of
+    /// `fields`, sorted and distinct. Ids the index never gave out are
+    /// ignored.
+    pub fn docs_containing(&self, term_ids: &[u32], fields: &[Field]) -> Vec<DocId> {
+        let mut docs = Vec::new();
+        for &id in term_ids {
+            let Some(p) = self.postings.get(id as usize) else {
+                continue;
+            };
+            for (&doc, tf) in p.docs.iter().zip(&p.tf) {
+                if self.docs[doc as usize].alive && fields.iter().any(|&f| tf[f as usize] > 0) {
+                    docs.push(doc);
+                }
+            }
+        }
+        docs.sort_unstable();
+        docs.dedup();
+        docs
+    }
+
     /// Adds a document made of `fields`; cost proportional to its text.
     pub fn add(&mut self, fields: &[(Field, &str)]) -> DocId {
         let (counts, lens) = field_terms(fields);

@@ -1,0 +1,151 @@
+//! What scoring needs of an item, computed once when it goes live and kept
+//! inline in the engine's slot table, so that a query scans contiguous
+//! memory and dereferences an item only when it may be selected.
+//!
+//! Sets of keywords are kept as 64-bit Bloom masks: a miss proves absence,
+//! a hit is confirmed against the item itself by the exact policy. The
+//! masks therefore only ever skip work, never change a score.
+
+use std::hash::{DefaultHasher, Hash, Hasher};
+
+use crate::knowledge::item::{normalize_role, Confidence, ObservationType};
+use crate::knowledge::{Body, Item};
+use crate::text::tokenize::terms;
+use crate::text::TextIndex;
+
+/// A stable 64-bit hash of a normalised keyword.
+pub(crate) fn hash(text: &str) -> u64 {
+    let mut h = DefaultHasher::new();
+    text.hash(&mut h);
+    h.finish()
+}
+
+/// The Bloom bit of a keyword.
+pub(crate) fn bit(text: &str) -> u64 {
+    1 << (hash(text) % 64)
+}
+
+/// The Bloom mask of a set of keywords.
+pub(crate) fn mask<'a>(texts: impl IntoIterator<Item = &'a String>) -> u64 {
+    texts.into_iter().fold(0, |m, t| m | bit(t))
+}
+
+/// A pattern's rubric inputs.
+pub(crate) struct PatternFeatures {
+    /// `learned_from.product` and `applies_to`.
+    pub products: u64,
+    /// `stack` and `tags`.
+    pub tags: u64,
+    /// `roles`.
+    pub roles: u64,
+    /// `adjacent_roles`.
+    pub adjacent: u64,
+    /// `category` (0 when none).
+    pub category: u64,
+    pub confidence: Option<Confidence>,
+    pub times_applied: u32,
+    pub learned_on: Option<i64>,
+}
+
+/// Per-kind features.
+pub(crate) enum Features {
+    /// Nothing beyond the text index (anti-patterns, experience, exemplars,
+    /// seeds).
+    None,
+    /// A pattern (seed 000).
+    Pattern(Box<PatternFeatures>),
+    /// A gotcha: its category's hash, when it is a single word (matched by
+    /// hash; other categories are always checked in full).
+    Gotcha {
+        category: Option<u64>,
+        single_word: bool,
+    },
+    /// A lesson: pinned in its file.
+    Lesson { pinned: bool },
+    /// A learning's term sets for seed 003 (sorted term ids).
+    Learning {
+        keywords: Box<[u32]>,
+        context: Box<[u32]>,
+        error_type: Box<[u32]>,
+    },
+    /// An observation's scoring inputs (seed 002).
+    Observation {
+        created_at: i64,
+        kind: ObservationType,
+        /// Hash of the normalised agent.
+        agent: Option<u64>,
+        content_lower: Box<str>,
+    },
+}
+
+impl Features {
+    /// The features of `item`, whose text is already in `index`.
+    pub(crate) fn of(item: &Item, index: &TextIndex) -> Features {
+        match &item.body {
+            Body::Pattern(p) => Features::Pattern(Box::new(PatternFeatures {
+                products: mask(p.learned_from.product.iter().chain(&p.applies_to)),
+                tags: mask(p.stack.iter().chain(&item.tags)),
+                roles: mask(&p.roles),
+                adjacent: mask(&p.adjacent_roles),
+                category: p.category.as_deref().map_or(0, bit),
+                confidence: p.confidence,
+                times_applied: p.times_applied,
+                learned_on: p.learned_from.date,
+            })),
+            Body::Gotcha(g) => Features::Gotcha {
+                category: g.category.as_deref().map(hash),
+                single_word: g
+                    .category
+                    .as_deref()
+                    .is_some_and(|c| c.chars().all(char::is_alphanumeric)),
+            },
+            Body::Lesson(l) => Features::Lesson { pinned: l.pinned },
+            Body::Learning(l) => Features::Learning {
+                keywords: term_ids(index, &l.keywords.join(" ")).into(),
+                context: term_ids(index, l.context.as_deref().unwrap_or("")).into(),
+                error_type: term_ids(index, l.error_type.as_deref().unwrap_or("")).into(),
+            },
+            Body::Observation(o) => Features::Observation {
+                created_at: o.created_at,
+                kind: o.kind,
+                agent: o.agent_type.as_deref().map(|a| hash(&normalize_role(a))),
+                content_lower: o.content.to_lowercase().into(),
+            },
+            _ => Features::None,
+        }
+    }
+}
+
+/// The sorted, distinct ids of the terms of `text`; a term the index has
+/// never seen gets an id from the top of the range, distinct per term, so
+/// it counts in set sizes but matches nothing.
+pub(crate) fn term_ids(index: &TextIndex, text: &str) -> Vec<u32> {
+    let mut ids: Vec<u32> = Vec::new();
+    let mut unknown: Vec<String> = Vec::new();
+    for term in terms(text) {
+        match index.term_id(&term) {
+            Some(id) => ids.push(id),
+            None if !unknown.contains(&term) => unknown.push(term),
+            None => {}
+        }
+    }
+    ids.extend((0..unknown.len() as u32).map(|i| u32::MAX - i));
+    ids.sort_unstable();
+    ids.dedup();
+    ids
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn masks_never_miss_a_member() {
+        let set = vec!["fastify".to_string(), "postgres".to_string()];
+        let m = mask(&set);
+        assert_ne!(m & bit("fastify"), 0);
+        assert_ne!(m & bit("postgres"), 0);
+        assert_eq!(mask(&[]), 0);
+        assert_eq!(hash("x"), hash("x"));
+    }
+}
