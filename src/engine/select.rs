@@ -336,7 +336,7 @@ fn patterns(
             (bound >= rubric::FALLBACK_THRESHOLD).then_some((bound, *live))
         })
         .collect();
-    bounded.sort_unstable_by(|a, b| b.0.cmp(&a.0));
+    bounded.sort_unstable_by_key(|b| std::cmp::Reverse(b.0));
     // Exact scores, in bound order, until no bound can reach the fifth best.
     let mut scored = Vec::new();
     let mut best_totals: Vec<u8> = Vec::new();
