@@ -460,3 +460,89 @@ mod tests {
         assert_eq!(engine.index.len(), 2);
     }
 }
+
+#[cfg(test)]
+mod pruning_tests {
+    //! The pruned selection must equal an exhaustive one.
+
+    use super::*;
+    use crate::knowledge::parse_file;
+    use crate::scoring::rubric::{score_pattern, select_patterns, RubricContext};
+
+    #[test]
+    fn pattern_selection_equals_exhaustive_scoring() {
+        let words = [
+            "webhook", "queue", "retry", "schema", "cache", "auth", "deploy", "index",
+        ];
+        let roles = ["backend-engineer", "qa-engineer", "devops-engineer"];
+        let products = ["payflow", "ledger", "dashboard"];
+        let mut yaml = String::from("patterns:\n");
+        let mut seed = 7u64;
+        let mut next = |n: usize| {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (seed >> 33) as usize % n
+        };
+        for i in 0..400 {
+            yaml.push_str(&format!(
+                "  - id: P{i}\n    name: {} {}\n    problem: {} {} {}\n    solution: {}\n    roles: [{}]\n    adjacent_roles: [{}]\n    category: {}\n    learned_from: {{ product: {}, date: 2026-11-{:02} }}\n    stack: [{}]\n    confidence: {}\n    times_applied: {}\n",
+                words[next(8)], words[next(8)], words[next(8)], words[next(8)], words[next(8)], words[next(8)],
+                roles[next(3)], roles[next(3)], words[next(8)], products[next(3)], 1 + next(20),
+                words[next(8)], ["high", "medium", "low"][next(3)], next(5),
+            ));
+        }
+        let mut engine = Engine::default();
+        engine.apply(parse_file(Arc::from(Path::new("p.yaml")), yaml.as_bytes()));
+        for q in 0..60 {
+            let query = Query {
+                task: format!("{} {}", words[q % 8], words[(q * 3 + 1) % 8]),
+                agent: Some(roles[q % 3].into()),
+                product: Some(products[(q / 3) % 3].into()),
+                tags: vec![words[(q * 5) % 8].into()],
+                now: Some("2026-11-22T00:00:00Z".into()),
+                kinds: vec![Kind::Pattern],
+                ..Query::default()
+            };
+            let pruned: Vec<String> = engine
+                .query(&query)
+                .unwrap()
+                .items
+                .into_iter()
+                .map(|i| i.id)
+                .collect();
+
+            let now = crate::time::parse_instant("2026-11-22T00:00:00Z").unwrap();
+            let ctx = RubricContext {
+                product: query.product.clone(),
+                tags: query.tags.clone(),
+                agent: query.agent.clone(),
+                now,
+                ..RubricContext::default()
+            };
+            let sims = engine.index.similarities(&query.task);
+            let mut all: Vec<(u8, f64, String)> = engine
+                .live_items()
+                .filter_map(|live| {
+                    let Body::Pattern(p) = &live.item.body else {
+                        return None;
+                    };
+                    let s = f64::from(sims.get(live.doc));
+                    let score = score_pattern(p, &live.item.tags, s, 0, &ctx);
+                    Some((score.total(), s, live.item.id.clone()))
+                })
+                .collect();
+            all.sort_by(|a, b| {
+                b.0.cmp(&a.0)
+                    .then(b.1.total_cmp(&a.1))
+                    .then_with(|| a.2.cmp(&b.2))
+            });
+            let ranked: Vec<(usize, u8)> = all.iter().enumerate().map(|(i, c)| (i, c.0)).collect();
+            let exhaustive: Vec<String> = select_patterns(&ranked)
+                .into_iter()
+                .map(|(i, _)| all[i].2.clone())
+                .collect();
+            assert_eq!(pruned, exhaustive, "query {q}");
+        }
+    }
+}
