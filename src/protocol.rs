@@ -107,7 +107,7 @@ impl FromStr for Kind {
         let norm = norm.strip_suffix('s').unwrap_or(&norm);
         Kind::ALL
             .into_iter()
-            .find(|k| k.as_str() == norm || (norm == "anti_pattern" && *k == Kind::AntiPattern))
+            .find(|k| k.as_str() == norm)
             .ok_or_else(|| {
                 let names: Vec<_> = Kind::ALL.iter().map(|k| k.as_str()).collect();
                 format!("unknown kind `{s}`: expected one of {}", names.join(", "))

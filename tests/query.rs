@@ -271,3 +271,68 @@ fn a_bad_now_is_a_clear_error() {
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("invalid `now`"), "{}", stderr(&out));
 }
+
+#[test]
+fn experience_is_always_included_for_its_agent() {
+    let config = example_config().display().to_string();
+    let out = run(&[
+        "query",
+        "--config",
+        config.as_str(),
+        "--task",
+        "rename a css class",
+        "--agent",
+        "QA Engineer",
+        "--json",
+    ]);
+    let answer: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let ids: Vec<&str> = answer["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|i| i["kind"] == "experience")
+        .map(|i| i["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        ids,
+        [
+            "qa-engineer/mistake-1",
+            "qa-engineer/mistake-2",
+            "qa-engineer/approach-1"
+        ]
+    );
+    let block = answer["block"].as_str().unwrap();
+    assert!(block.starts_with(
+        "## Your Past Experience\n- Common mistake to avoid: \"Asserting on log output\""
+    ));
+    assert!(block.contains("- Preferred approach for integration tests: \"buildApp() with a real Postgres schema per file\""));
+    // No agent, no experience.
+    let out = run(&[
+        "query",
+        "--config",
+        config.as_str(),
+        "--task",
+        "rename a css class",
+        "--json",
+    ]);
+    assert!(!stdout(&out).contains("\"experience\""));
+}
+
+#[test]
+fn kinds_restrict_the_sections() {
+    let out = example_query(&["--kinds", "gotchas,anti-pattern", "--json"]);
+    let answer: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let kinds: std::collections::BTreeSet<&str> = answer["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["kind"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        kinds.into_iter().collect::<Vec<_>>(),
+        ["anti_pattern", "gotcha"]
+    );
+    let bad = example_query(&["--kinds", "widgets"]);
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(stderr(&bad).contains("unknown kind `widgets`"));
+}

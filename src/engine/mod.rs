@@ -305,18 +305,6 @@ impl Engine {
         let entries = select::select(self, query, now);
         Ok(crate::render::render(entries, query.budget_chars as usize))
     }
-
-    /// A query with the config's defaults applied where the caller left
-    /// the protocol defaults.
-    pub fn with_defaults(&self, mut query: Query) -> Query {
-        if query.mode == crate::protocol::Mode::default() {
-            query.mode = self.defaults.mode;
-        }
-        if query.budget_chars == crate::protocol::DEFAULT_BUDGET_CHARS {
-            query.budget_chars = self.defaults.budget_chars;
-        }
-        query
-    }
 }
 
 /// The text of an item per index field.

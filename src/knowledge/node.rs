@@ -391,7 +391,7 @@ mod tests {
     }
 
     #[test]
-    fn billion_laughs_is_refused_quickly() {
+    fn billion_laughs_is_refused() {
         let mut text = String::from(
             "a: &a [\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\"]\n",
         );
