@@ -14,7 +14,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use crate::config::{Config, QueryDefaults, Role};
+use crate::config::{Config, Role};
 use crate::knowledge::scan::knowledge_files;
 use crate::knowledge::{load_file, Body, Diagnostic, FileKind, FileLoad, Item};
 use crate::protocol::{Answer, Kind, Query};
@@ -79,15 +79,13 @@ pub struct Engine {
     pub(crate) index: TextIndex,
     learned: Learned,
     pub(crate) roles: BTreeMap<String, Role>,
-    defaults: QueryDefaults,
 }
 
 impl Engine {
-    /// An empty engine with the config's roles and defaults.
+    /// An empty engine with the config's roles.
     pub fn new(config: &Config) -> Self {
         Engine {
             roles: config.roles.clone(),
-            defaults: config.query.clone(),
             ..Engine::default()
         }
     }
