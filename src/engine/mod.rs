@@ -5,22 +5,33 @@
 //! the index and its new ones enter, nothing else is touched. An id defined
 //! twice in the same scope is served from the first definition, the second
 //! is reported with both places, and takes over if the first goes away.
+//!
+//! Every file has a scope: [`GLOBAL`] (the configured roots, seen by every
+//! query) or a project (a repository's `.claude/memory` or `.memd`, seen
+//! only by queries from inside that repository). A project item whose id is
+//! also a global one is reported and the global one is served.
 
+mod explain;
 mod features;
 mod learned;
 mod select;
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use crate::config::{Config, Role};
 use crate::knowledge::scan::knowledge_files;
 use crate::knowledge::{load_file, Body, Diagnostic, FileKind, FileLoad, Item};
-use crate::protocol::{Answer, Kind, Query};
+use crate::protocol::{Answer, Explanation, Kind, Query, SearchHit};
 use crate::text::{DocId, Field, TextIndex};
 
 pub use learned::{Applications, Learned, Pin};
+
+/// Which queries see a file's items: [`GLOBAL`], or a registered project.
+pub type ScopeId = u32;
+/// The scope of the configured roots: every query sees it.
+pub const GLOBAL: ScopeId = 0;
 
 /// Why a query could not be answered.
 #[derive(Debug, thiserror::Error)]
@@ -42,6 +53,8 @@ pub struct FileState {
     /// True when the latest version failed to parse and `items` are the
     /// last good ones.
     pub stale: bool,
+    /// Who sees its items.
+    pub scope: ScopeId,
 }
 
 /// A live item: the owner of its id.
@@ -49,9 +62,13 @@ pub(crate) struct Live {
     pub item: Arc<Item>,
     pub doc: DocId,
     pub kind: Kind,
+    pub scope: ScopeId,
     /// What the scorer needs of the item, computed once.
     pub features: features::Features,
 }
+
+/// Where an item claiming an id is: its file and its index there.
+type Claim = (Arc<Path>, usize);
 
 /// Counts for status and reports.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -70,10 +87,12 @@ pub struct Engine {
     files: BTreeMap<Arc<Path>, FileState>,
     slots: Vec<Option<Live>>,
     free: Vec<u32>,
-    /// Claimants of each id, in claim order; the first owns it.
-    claims: HashMap<String, Vec<(Arc<Path>, usize)>>,
-    /// The slot of each live id.
-    live: HashMap<String, u32>,
+    /// Claimants of each id in each scope, in claim order; the first owns it.
+    claims: HashMap<(ScopeId, String), Vec<Claim>>,
+    /// The slot of each live id in each scope.
+    live: HashMap<(ScopeId, String), u32>,
+    /// Registered projects: scope `n` is `projects[n - 1]`.
+    projects: Vec<PathBuf>,
     /// The slot of each live text-index document (`u32::MAX`: none).
     doc_slots: Vec<u32>,
     pub(crate) index: TextIndex,
@@ -90,7 +109,7 @@ impl Engine {
         }
     }
 
-    /// Loads every knowledge file under `roots`.
+    /// Loads every knowledge file under `roots` into the global scope.
     pub fn load_roots(&mut self, roots: &[PathBuf]) {
         for root in roots {
             for path in knowledge_files(root) {
@@ -99,9 +118,50 @@ impl Engine {
         }
     }
 
+    /// Registers a project (a repository's path) and returns its scope;
+    /// registering it again returns the same scope.
+    pub fn register_project(&mut self, repo: &Path) -> ScopeId {
+        match self.projects.iter().position(|p| p == repo) {
+            Some(i) => (i + 1) as ScopeId,
+            None => {
+                self.projects.push(repo.to_path_buf());
+                self.projects.len() as ScopeId
+            }
+        }
+    }
+
+    /// The registered projects, in scope order.
+    pub fn projects(&self) -> &[PathBuf] {
+        &self.projects
+    }
+
+    /// The scope a query runs in: the registered project containing its
+    /// `repo` (when a path) or else its `cwd`; [`GLOBAL`] outside any.
+    pub fn scope_of(&self, query: &Query) -> ScopeId {
+        let place = query
+            .repo
+            .as_deref()
+            .filter(|r| r.starts_with('/'))
+            .or(query.cwd.as_deref());
+        let Some(place) = place.map(Path::new) else {
+            return GLOBAL;
+        };
+        self.projects
+            .iter()
+            .enumerate()
+            .filter(|(_, p)| place.starts_with(p))
+            .max_by_key(|(_, p)| p.as_os_str().len())
+            .map_or(GLOBAL, |(i, _)| (i + 1) as ScopeId)
+    }
+
+    /// Applies a file's new contents in the global scope.
+    pub fn apply(&mut self, load: FileLoad) {
+        self.apply_scoped(load, GLOBAL);
+    }
+
     /// Applies a file's new contents. A file that failed to parse keeps its
     /// last good items live and reports the error.
-    pub fn apply(&mut self, load: FileLoad) {
+    pub fn apply_scoped(&mut self, load: FileLoad, scope: ScopeId) {
         let path = load.path.clone();
         if load.failed() {
             if let Some(state) = self.files.get_mut(&path) {
@@ -115,7 +175,7 @@ impl Engine {
         self.release_file(&path);
         let items: Vec<Arc<Item>> = load.items.into_iter().map(Arc::new).collect();
         for (i, item) in items.iter().enumerate() {
-            self.claim(item, &path, i);
+            self.claim(item, &path, i, scope);
         }
         self.files.insert(
             path,
@@ -124,6 +184,7 @@ impl Engine {
                 items,
                 errors: load.errors,
                 stale: false,
+                scope,
             },
         );
     }
@@ -138,34 +199,36 @@ impl Engine {
         let Some(state) = self.files.get(path) else {
             return;
         };
+        let scope = state.scope;
         let ids: Vec<String> = state.items.iter().map(|i| i.id.clone()).collect();
         for id in ids {
-            self.release(&id, path);
+            self.release(scope, id, path);
         }
     }
 
-    fn claim(&mut self, item: &Arc<Item>, path: &Arc<Path>, index: usize) {
-        let claimants = self.claims.entry(item.id.clone()).or_default();
+    fn claim(&mut self, item: &Arc<Item>, path: &Arc<Path>, index: usize, scope: ScopeId) {
+        let claimants = self.claims.entry((scope, item.id.clone())).or_default();
         claimants.push((path.clone(), index));
         if claimants.len() == 1 {
-            self.make_live(item.clone());
+            self.make_live(item.clone(), scope);
         }
     }
 
-    fn release(&mut self, id: &str, path: &Path) {
-        let Some(claimants) = self.claims.get_mut(id) else {
+    fn release(&mut self, scope: ScopeId, id: String, path: &Path) {
+        let key = (scope, id);
+        let Some(claimants) = self.claims.get_mut(&key) else {
             return;
         };
         let was_owner = claimants.first().is_some_and(|(p, _)| &**p == path);
         claimants.retain(|(p, _)| &**p != path);
         let next = claimants.first().cloned();
         if claimants.is_empty() {
-            self.claims.remove(id);
+            self.claims.remove(&key);
         }
         if !was_owner {
             return;
         }
-        if let Some(slot) = self.live.remove(id) {
+        if let Some(slot) = self.live.remove(&key) {
             if let Some(live) = self.slots[slot as usize].take() {
                 let fields = text_fields(&live.item);
                 self.index.remove(live.doc, &borrow_fields(&fields));
@@ -180,12 +243,12 @@ impl Engine {
                 .and_then(|f| f.items.get(index))
                 .cloned();
             if let Some(item) = next_item {
-                self.make_live(item);
+                self.make_live(item, scope);
             }
         }
     }
 
-    fn make_live(&mut self, item: Arc<Item>) {
+    fn make_live(&mut self, item: Arc<Item>, scope: ScopeId) {
         let fields = text_fields(&item);
         let doc = self.index.add(&borrow_fields(&fields));
         let id = item.id.clone();
@@ -195,6 +258,7 @@ impl Engine {
             item,
             doc,
             kind,
+            scope,
             features,
         };
         let slot = match self.free.pop() {
@@ -212,7 +276,7 @@ impl Engine {
             self.doc_slots.resize(doc + 1, u32::MAX);
         }
         self.doc_slots[doc] = slot;
-        self.live.insert(id, slot);
+        self.live.insert((scope, id), slot);
     }
 
     /// The live items.
@@ -226,10 +290,33 @@ impl Engine {
         self.slots.get(slot as usize)?.as_ref()
     }
 
-    /// The live item with this id.
+    /// The live global item with this id.
     pub fn get(&self, id: &str) -> Option<&Arc<Item>> {
-        let slot = *self.live.get(id)?;
-        self.slots[slot as usize].as_ref().map(|l| &l.item)
+        self.get_in(id, GLOBAL)
+    }
+
+    /// The live item with this id as a query in `scope` sees it: the
+    /// global one, else the project's own.
+    pub fn get_in(&self, id: &str, scope: ScopeId) -> Option<&Arc<Item>> {
+        self.live_in(id, scope).map(|l| &l.item)
+    }
+
+    /// The live entry behind [`Engine::get_in`].
+    pub(crate) fn live_in(&self, id: &str, scope: ScopeId) -> Option<&Live> {
+        let key = (GLOBAL, id.to_string());
+        let slot = match self.live.get(&key) {
+            Some(slot) => *slot,
+            None if scope != GLOBAL => *self.live.get(&(scope, key.1))?,
+            None => return None,
+        };
+        self.slots[slot as usize].as_ref()
+    }
+
+    /// Whether `live` is visible to a query in `scope`: global items always;
+    /// a project's own items, unless a global item has the same id.
+    pub(crate) fn visible(&self, live: &Live, scope: ScopeId) -> bool {
+        live.scope == GLOBAL
+            || (live.scope == scope && !self.live.contains_key(&(GLOBAL, live.item.id.clone())))
     }
 
     /// Every file the engine knows, by path.
@@ -244,7 +331,7 @@ impl Engine {
             .values()
             .flat_map(|f| f.errors.iter().cloned())
             .collect();
-        for (id, claimants) in &self.claims {
+        for ((scope, id), claimants) in &self.claims {
             let Some(owner) = claimants
                 .first()
                 .and_then(|(p, i)| self.files.get(p)?.items.get(*i))
@@ -260,6 +347,25 @@ impl Engine {
                             "duplicate id `{id}`: already defined at {}:{}",
                             owner.source.file.display(),
                             owner.source.pos
+                        ),
+                    });
+                }
+            }
+            // A project item clashing with a global one.
+            if *scope != GLOBAL {
+                let global = self
+                    .claims
+                    .get(&(GLOBAL, id.clone()))
+                    .and_then(|c| c.first())
+                    .and_then(|(p, i)| self.files.get(p)?.items.get(*i));
+                if let Some(global) = global {
+                    out.push(Diagnostic {
+                        file: owner.source.file.clone(),
+                        pos: owner.source.pos,
+                        message: format!(
+                            "duplicate id `{id}`: already defined at {}:{} (global, which is served)",
+                            global.source.file.display(),
+                            global.source.pos
                         ),
                     });
                 }
@@ -296,12 +402,64 @@ impl Engine {
 
     /// Answers a query: select per kind, then render within budget.
     pub fn query(&self, query: &Query) -> Result<Answer, QueryError> {
-        let now = match &query.now {
-            Some(text) => crate::time::parse_instant(text).map_err(QueryError::BadNow)?,
-            None => crate::time::now(),
-        };
-        let entries = select::select(self, query, now);
+        self.query_excluding(query, &HashSet::new())
+    }
+
+    /// Answers a query leaving out the items in `exclude` (those a session
+    /// has already been shown): the next best take their places.
+    pub fn query_excluding(
+        &self,
+        query: &Query,
+        exclude: &HashSet<String>,
+    ) -> Result<Answer, QueryError> {
+        let now = query_now(query)?;
+        let entries = select::select(self, query, now, exclude);
         Ok(crate::render::render(entries, query.budget_chars as usize))
+    }
+
+    /// Items whose text matches `text`, best first, as a query in `scope`
+    /// sees them.
+    pub fn search(&self, text: &str, limit: usize, scope: ScopeId) -> Vec<SearchHit> {
+        let sims = self.index.similarities(text);
+        let mut hits: Vec<(f32, &Live)> = sims
+            .matched()
+            .iter()
+            .filter_map(|&doc| self.live_by_doc(doc))
+            .filter(|live| self.visible(live, scope))
+            .map(|live| (sims.get(live.doc), live))
+            .collect();
+        hits.sort_by(|a, b| {
+            b.0.total_cmp(&a.0)
+                .then_with(|| a.1.item.id.cmp(&b.1.item.id))
+        });
+        hits.truncate(limit);
+        hits.into_iter()
+            .map(|(sim, live)| SearchHit {
+                id: live.item.id.clone(),
+                kind: live.kind,
+                similarity: f64::from(sim),
+                title: crate::knowledge::view::title(&live.item),
+                source: live.item.source.to_string(),
+            })
+            .collect()
+    }
+
+    /// Why the item `id` is or is not shown for `query`.
+    pub fn explain(
+        &self,
+        id: &str,
+        query: &Query,
+        exclude: &HashSet<String>,
+    ) -> Result<Option<Explanation>, QueryError> {
+        explain::explain(self, id, query, exclude)
+    }
+}
+
+/// The instant a query is scored at.
+pub(crate) fn query_now(query: &Query) -> Result<i64, QueryError> {
+    match &query.now {
+        Some(text) => crate::time::parse_instant(text).map_err(QueryError::BadNow),
+        None => Ok(crate::time::now()),
     }
 }
 

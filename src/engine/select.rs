@@ -2,7 +2,7 @@
 //! then thresholds and caps applied per kind.
 
 use std::cmp::Ordering;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;
 
 use crate::knowledge::item::normalize_role;
@@ -23,7 +23,7 @@ use crate::text::Field;
 use crate::time::{SECS_PER_DAY, SECS_PER_HOUR};
 
 use super::features::{bit, hash, mask, term_ids, Features};
-use super::{Engine, Live};
+use super::{Engine, Live, GLOBAL};
 
 /// Words that say the task drafts a piece of content, which is when seed
 /// 004's winning patterns (or ideas from notes) are retrieved. The kinds of
@@ -72,36 +72,43 @@ fn by_score_then_sim<T>(a: &(T, f64, f64, &Arc<Item>), b: &(T, f64, f64, &Arc<It
 }
 
 /// Everything derived from the query once.
-struct QueryFacts<'q> {
-    query: &'q Query,
-    rubric: RubricContext,
-    tags: Vec<String>,
-    os: String,
-    home: Option<String>,
+pub(super) struct QueryFacts<'q> {
+    pub(super) query: &'q Query,
+    /// Items the session has already been shown.
+    pub(super) exclude: &'q HashSet<String>,
+    pub(super) rubric: RubricContext,
+    pub(super) tags: Vec<String>,
+    pub(super) os: String,
+    pub(super) home: Option<String>,
     /// Stemmed task and conversation keywords, as sorted term ids.
-    keyword_terms: Vec<u32>,
+    pub(super) keyword_terms: Vec<u32>,
     /// Keyword terms plus tags, repo and agent, as sorted term ids.
-    context_terms: Vec<u32>,
+    pub(super) context_terms: Vec<u32>,
     /// For seed 002's keyword match, lower case: the conversation's
     /// keywords, or the task's terms when there are none.
-    observation_keywords: Vec<String>,
+    pub(super) observation_keywords: Vec<String>,
     /// Bloom bits of the product, the tags and the agent (0 when absent),
     /// and of the agent's core and adjacent domains.
-    product_bit: u64,
-    tag_bits: u64,
-    agent_bit: u64,
-    domain_bits: u64,
-    adjacent_bits: u64,
+    pub(super) product_bit: u64,
+    pub(super) tag_bits: u64,
+    pub(super) agent_bit: u64,
+    pub(super) domain_bits: u64,
+    pub(super) adjacent_bits: u64,
     /// Hash of the normalised agent.
-    agent_hash: Option<u64>,
+    pub(super) agent_hash: Option<u64>,
     /// Hashes a single-word gotcha category must be among to match: the
     /// agent's domains and role words, and the task's words with and
     /// without a plural `s`.
-    gotcha_hashes: Vec<u64>,
+    pub(super) gotcha_hashes: Vec<u64>,
 }
 
 impl<'q> QueryFacts<'q> {
-    fn new(engine: &Engine, query: &'q Query, now: i64) -> Self {
+    pub(super) fn new(
+        engine: &Engine,
+        query: &'q Query,
+        now: i64,
+        exclude: &'q HashSet<String>,
+    ) -> Self {
         let agent = query
             .agent
             .as_deref()
@@ -177,6 +184,7 @@ impl<'q> QueryFacts<'q> {
             adjacent_bits: mask(&rubric.adjacent_domains),
             agent_hash: agent.as_deref().map(hash),
             gotcha_hashes,
+            exclude,
             query,
             rubric,
             tags,
@@ -191,11 +199,16 @@ impl<'q> QueryFacts<'q> {
         }
     }
 
+    /// Whether the session has already seen `item`.
+    pub(super) fn excluded(&self, item: &Item) -> bool {
+        !self.exclude.is_empty() && self.exclude.contains(&item.id)
+    }
+
     fn wants(&self, kind: Kind) -> bool {
         self.query.kinds.is_empty() || self.query.kinds.contains(&kind)
     }
 
-    fn gate(&self) -> GateContext<'_> {
+    pub(super) fn gate(&self) -> GateContext<'_> {
         let mut paths: Vec<&str> = self.query.paths.iter().map(String::as_str).collect();
         paths.extend(self.query.cwd.as_deref());
         paths.extend(self.query.repo.as_deref().filter(|r| r.starts_with('/')));
@@ -223,12 +236,21 @@ struct ByKind<'e> {
 }
 
 /// Scores every live item against `query` and returns the chosen entries.
-pub(super) fn select(engine: &Engine, query: &Query, now: i64) -> Vec<Entry> {
-    let facts = QueryFacts::new(engine, query, now);
+pub(super) fn select(
+    engine: &Engine,
+    query: &Query,
+    now: i64,
+    exclude: &HashSet<String>,
+) -> Vec<Entry> {
+    let facts = QueryFacts::new(engine, query, now, exclude);
+    let scope = engine.scope_of(query);
     let sims = engine.index.similarities(&query.task);
     let sim = |live: &Live| f64::from(sims.get(live.doc));
     let mut by_kind = ByKind::default();
     for live in engine.live_items() {
+        if live.scope != GLOBAL && !engine.visible(live, scope) {
+            continue;
+        }
         let list = match live.kind {
             Kind::Pattern => &mut by_kind.patterns,
             Kind::AntiPattern => &mut by_kind.anti_patterns,
@@ -278,6 +300,7 @@ fn experience(facts: &QueryFacts<'_>, items: &[&Live], out: &mut Vec<Entry>) {
         .iter()
         .map(|l| &l.item)
         .filter(|i| matches!(&i.body, Body::Experience(x) if &x.agent == agent))
+        .filter(|i| !facts.excluded(i))
         .collect();
     mine.sort_by(|a, b| {
         (&a.source.file, a.source.pos.line).cmp(&(&b.source.file, b.source.pos.line))
@@ -349,6 +372,9 @@ fn patterns(
         let Body::Pattern(p) = &live.item.body else {
             continue;
         };
+        if facts.excluded(&live.item) {
+            continue;
+        }
         let s = sim(live);
         let extra = engine.learned().applications(&live.item.id).times_applied;
         let score = score_pattern(p, &live.item.tags, s, extra, &facts.rubric);
@@ -407,9 +433,12 @@ fn anti_patterns(
                 return None;
             };
             let score = score_anti_pattern(a, s, &facts.rubric);
-            score
-                .shown()
-                .then_some((score, f64::from(score.total()), s, &live.item))
+            (score.shown() && !facts.excluded(&live.item)).then_some((
+                score,
+                f64::from(score.total()),
+                s,
+                &live.item,
+            ))
         })
         .collect();
     top_k(&mut scored, MAX_ANTI_PATTERNS, by_score_then_sim);
@@ -444,7 +473,7 @@ fn gotchas(
                 return None;
             };
             let m = match_gotcha(g.category.as_deref(), &facts.rubric);
-            m.shown()
+            (m.shown() && !facts.excluded(&live.item))
                 .then(|| (m, f64::from(m.total()), sim(live), &live.item))
         })
         .collect();
@@ -483,6 +512,9 @@ fn lessons(
         let Body::Lesson(l) = &live.item.body else {
             continue;
         };
+        if facts.excluded(&live.item) {
+            continue;
+        }
         if lesson::check_structural(&l.prerequisites, &gate).is_err() {
             continue;
         }
@@ -591,6 +623,8 @@ fn learnings(engine: &Engine, facts: &QueryFacts<'_>, out: &mut Vec<Entry>) {
     let mut scored: Vec<_> = docs
         .into_iter()
         .filter_map(|doc| engine.live_by_doc(doc))
+        .filter(|live| live.kind == Kind::Learning && !facts.excluded(&live.item))
+        .filter(|live| live.scope == GLOBAL || engine.visible(live, engine.scope_of(facts.query)))
         .filter_map(|live| {
             let (
                 Body::Learning(l),
@@ -666,7 +700,7 @@ fn observations(facts: &QueryFacts<'_>, items: &[&Live], now: i64, out: &mut Vec
             }
             s.keyword = observation::keyword_overlap(content_lower, &facts.observation_keywords);
             let total = s.total();
-            (total >= min).then_some((live, s, total, hours_ago))
+            (total >= min && !facts.excluded(&live.item)).then_some((live, s, total, hours_ago))
         })
         .collect();
     top_k(&mut scored, MAX_OBSERVATIONS, |a, b| {
@@ -692,7 +726,7 @@ fn observations(facts: &QueryFacts<'_>, items: &[&Live], now: i64, out: &mut Vec
 
 /// Seed 004 retrieves when content is being drafted: the query asks for
 /// exemplars or seeds, or its task names a kind of content.
-fn drafting(facts: &QueryFacts<'_>, exemplars: &[&Live]) -> bool {
+pub(super) fn drafting(facts: &QueryFacts<'_>, exemplars: &[&Live]) -> bool {
     let kinds = &facts.query.kinds;
     if kinds.contains(&Kind::Exemplar) || kinds.contains(&Kind::Seed) {
         return true;
@@ -734,12 +768,10 @@ fn winning_patterns(
             _ => None,
         })
         .collect();
-    let retrieved = if facts.wants(Kind::Exemplar) {
-        exemplar::retrieve(&candidates)
-    } else {
-        Vec::new()
-    };
-    if !retrieved.is_empty() {
+    let any_retrievable =
+        facts.wants(Kind::Exemplar) && !exemplar::retrieve(&candidates).is_empty();
+    if any_retrievable {
+        let retrieved = exemplar::retrieve_keeping(&candidates, |item| !facts.excluded(item));
         for r in retrieved {
             let d = dims(&[("engagement", r.engagement), ("decay", r.decay)]);
             out.push(entry(
@@ -758,7 +790,7 @@ fn winning_patterns(
     let mut pending: Vec<(&Arc<Item>, f64)> = seeds
         .iter()
         .filter_map(|live| match &live.item.body {
-            Body::Seed(s) => Some((&live.item, s.engagement_weight)),
+            Body::Seed(s) if !facts.excluded(&live.item) => Some((&live.item, s.engagement_weight)),
             _ => None,
         })
         .collect();

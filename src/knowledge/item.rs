@@ -4,12 +4,14 @@ use std::fmt;
 use std::path::Path;
 use std::sync::Arc;
 
+use serde::{Deserialize, Serialize};
+
 use crate::protocol::Kind;
 
 use super::node::Pos;
 
 /// Where an item is defined.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Source {
     /// The file.
     pub file: Arc<Path>,
@@ -25,7 +27,7 @@ impl fmt::Display for Source {
 }
 
 /// One knowledge item.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Item {
     /// Unique within its scope.
     pub id: String,
@@ -55,7 +57,7 @@ impl Item {
 }
 
 /// The kind-specific part of an item.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub enum Body {
     /// Seed 000 pattern.
     Pattern(Pattern),
@@ -78,7 +80,7 @@ pub enum Body {
 }
 
 /// How sure the team is of a pattern (seed 000, dimension D).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Confidence {
     /// Proven.
     High,
@@ -89,7 +91,7 @@ pub enum Confidence {
 }
 
 /// Where a pattern was learned.
-#[derive(Debug, Clone, PartialEq, Default)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct LearnedFrom {
     /// The product it came from.
     pub product: Option<String>,
@@ -100,7 +102,7 @@ pub struct LearnedFrom {
 }
 
 /// A problem/solution pattern.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Pattern {
     pub name: String,
     pub problem: String,
@@ -118,7 +120,7 @@ pub struct Pattern {
 }
 
 /// Something not to do.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct AntiPattern {
     pub name: String,
     pub problem: String,
@@ -129,7 +131,7 @@ pub struct AntiPattern {
 }
 
 /// A trap and its fix.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Gotcha {
     pub title: String,
     pub fix: String,
@@ -137,7 +139,7 @@ pub struct Gotcha {
 }
 
 /// Which list of an agent-experience file an entry comes from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum ExperienceKind {
     /// `common_mistakes`.
     Mistake,
@@ -146,7 +148,7 @@ pub enum ExperienceKind {
 }
 
 /// One entry of an agent's experience file.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Experience {
     /// The agent, normalised (see [`normalize_role`]).
     pub agent: String,
@@ -158,7 +160,7 @@ pub struct Experience {
 }
 
 /// Structural prerequisites of a lesson: a hard gate (seed 001).
-#[derive(Debug, Clone, PartialEq, Default)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct Prerequisites {
     pub os: Vec<String>,
     pub repos: Vec<String>,
@@ -169,7 +171,7 @@ pub struct Prerequisites {
 }
 
 /// A lesson.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Lesson {
     pub text: String,
     pub category: Option<String>,
@@ -178,7 +180,7 @@ pub struct Lesson {
 }
 
 /// The six learning types of seed 003.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum LearningType {
     Pattern,
     Decision,
@@ -203,7 +205,7 @@ impl LearningType {
 }
 
 /// The four severity levels of seed 003.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 pub enum Severity {
     Low,
     Medium,
@@ -212,7 +214,7 @@ pub enum Severity {
 }
 
 /// An entry of a learning index.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Learning {
     pub task_id: Option<String>,
     pub learning_type: LearningType,
@@ -232,7 +234,7 @@ pub struct Learning {
 }
 
 /// The ten observation types of seed 002.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum ObservationType {
     Decision,
     Problem,
@@ -265,7 +267,7 @@ impl ObservationType {
 }
 
 /// A session observation.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Observation {
     pub kind: ObservationType,
     pub content: String,
@@ -276,7 +278,7 @@ pub struct Observation {
 }
 
 /// Past work that performed well.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Exemplar {
     /// tweet, reply, commit, answer...
     pub kind: Option<String>,
@@ -289,7 +291,7 @@ pub struct Exemplar {
 }
 
 /// A draft idea from notes.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Seed {
     pub hook: String,
     pub source: Option<String>,

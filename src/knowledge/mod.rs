@@ -7,6 +7,7 @@ pub mod item;
 pub mod kinds;
 pub mod node;
 pub mod scan;
+pub mod view;
 
 pub use file::{load_file, parse_file, Diagnostic, FileKind, FileLoad, MAX_FILE_BYTES};
 pub use item::{Body, Item, Source};

@@ -62,12 +62,23 @@ pub struct Retrieved<T> {
 /// The seed's retrieval: engagement >= 0.1 (unscored ones dropped), the 50
 /// most engaging, sorted by retrieval weight, top 5.
 pub fn retrieve<T: Copy>(candidates: &[Candidate<T>]) -> Vec<Retrieved<T>> {
+    retrieve_keeping(candidates, |_| true)
+}
+
+/// [`retrieve`] over the candidates `keep` accepts, engagement still
+/// normalised by the best of all of them (a session that has seen the best
+/// exemplar gets the next ones, scored as before).
+pub fn retrieve_keeping<T: Copy>(
+    candidates: &[Candidate<T>],
+    keep: impl Fn(&T) -> bool,
+) -> Vec<Retrieved<T>> {
     let max = candidates
         .iter()
         .filter_map(|c| c.performance_score)
         .fold(0.0_f64, f64::max);
     let mut scored: Vec<Retrieved<T>> = candidates
         .iter()
+        .filter(|c| keep(&c.item))
         .filter_map(|c| {
             let engagement = engagement_score(c.performance_score, max)?;
             (engagement >= MIN_ENGAGEMENT_SCORE).then(|| Retrieved {
@@ -208,6 +219,10 @@ mod tests {
         let few = [candidates[0], candidates[10], candidates[11]];
         let ids: Vec<_> = retrieve(&few).iter().map(|r| r.item).collect();
         assert_eq!(ids, [0]);
+        // Leaving one out keeps the others' engagement as it was.
+        let kept = retrieve_keeping(&candidates, |&i| i != 0);
+        assert_eq!(kept[0].item, 1);
+        close(kept[0].engagement, 0.99);
     }
 
     #[test]

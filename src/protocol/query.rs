@@ -1,9 +1,4 @@
-//! Wire types shared by `memd` and `memctl`: the query a hook sends and the
-//! answer it gets back. Always compiled, with no dependency beyond serde, so
-//! the thin client links only this.
-//!
-//! The types carry no `skip_serializing_if`: postcard is not self-describing
-//! and every field must always be present on the wire.
+//! The query a hook sends and the answer it gets back.
 
 use std::collections::BTreeMap;
 use std::fmt;

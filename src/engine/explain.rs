@@ -1,0 +1,286 @@
+//! `explain`: every gate, dimension and threshold that decides whether one
+//! item is shown for a context, in words and numbers.
+
+use std::collections::{BTreeMap, HashSet};
+
+use crate::knowledge::item::Confidence;
+use crate::knowledge::Body;
+use crate::protocol::{Explanation, Query};
+use crate::scoring::lesson::{self, MIN_TASK_SIMILARITY};
+use crate::scoring::rubric::{self, match_gotcha, score_anti_pattern, score_pattern};
+use crate::scoring::tag_relevance::{self, average_over_tags, verdict, TagVerdict};
+use crate::scoring::{exemplar, learning, observation};
+use crate::time::{format_instant, SECS_PER_DAY, SECS_PER_HOUR};
+
+use super::features::Features;
+use super::select::{drafting, QueryFacts};
+use super::{query_now, Engine, QueryError};
+
+const CUTOFFS: &str = "cut-offs: >= 0.55 for 3, >= 0.30 for 2, >= 0.12 for 1";
+
+fn confidence_name(c: Option<Confidence>) -> &'static str {
+    match c {
+        Some(Confidence::High) => "high",
+        Some(Confidence::Medium) => "medium",
+        Some(Confidence::Low) => "low",
+        None => "untested",
+    }
+}
+
+/// Explains `id` for `query`; `None` when no such item is visible to it.
+pub(super) fn explain(
+    engine: &Engine,
+    id: &str,
+    query: &Query,
+    exclude: &HashSet<String>,
+) -> Result<Option<Explanation>, QueryError> {
+    let scope = engine.scope_of(query);
+    let Some(live) = engine.live_in(id, scope) else {
+        return Ok(None);
+    };
+    let now = query_now(query)?;
+    let answer = engine.query_excluding(query, exclude)?;
+    let shown = answer.items.iter().find(|i| i.id == id);
+    let facts = QueryFacts::new(engine, query, now, exclude);
+    let sim = f64::from(engine.index.similarities(&query.task).get(live.doc));
+    let item = &live.item;
+    let mut reasons = Vec::new();
+    let mut dims = BTreeMap::new();
+    let mut score = None;
+    let mut put = |k: &str, v: f64| {
+        dims.insert(k.to_string(), v);
+    };
+    if exclude.contains(id) {
+        reasons.push("already shown in this session: not shown again".to_string());
+    }
+    if !query.kinds.is_empty() && !query.kinds.contains(&live.kind) {
+        reasons.push(format!("the query asks only for {:?}", query.kinds));
+    }
+    let agent = facts.rubric.agent.clone();
+    match &item.body {
+        Body::Pattern(p) => {
+            let extra = engine.learned().applications(id).times_applied;
+            let s = score_pattern(p, &item.tags, sim, extra, &facts.rubric);
+            for (k, v) in [
+                ("task", s.task),
+                ("product", s.product),
+                ("role", s.role),
+                ("history", s.history),
+                ("recency", s.recency),
+            ] {
+                put(k, f64::from(v));
+            }
+            put("similarity", sim);
+            score = Some(f64::from(s.total()));
+            reasons.push(format!(
+                "A task match: similarity {sim:.2} -> {}/3 ({CUTOFFS})",
+                s.task
+            ));
+            reasons.push(format!(
+                "B product: learned from {:?}, applies to {:?}, stack {:?}; query product {:?}, tags {:?} -> {}/2",
+                p.learned_from.product, p.applies_to, p.stack, facts.rubric.product, facts.rubric.tags, s.product
+            ));
+            reasons.push(format!(
+                "C role: roles {:?}, adjacent {:?}, category {:?}; agent {:?} with domains {:?} -> {}/2",
+                p.roles, p.adjacent_roles, p.category, agent, facts.rubric.domains, s.role
+            ));
+            reasons.push(format!(
+                "D history: confidence {}, applied {} times ({} in the file, {} recorded) -> {}/2 (high and >= 3: 2; high or medium: 1)",
+                confidence_name(p.confidence),
+                p.times_applied + extra,
+                p.times_applied,
+                extra,
+                s.history
+            ));
+            reasons.push(format!(
+                "E recency: learned {} -> {}/1 (within 30 days: 1)",
+                p.learned_from
+                    .date
+                    .map_or("on an unknown date".to_string(), |d| format!(
+                        "on {}",
+                        format_instant(d)
+                    )),
+                s.recency
+            ));
+            let total = s.total();
+            reasons.push(format!(
+                "total {total}/10: {}",
+                if total >= rubric::FULL_THRESHOLD {
+                    ">= 7, shown with its code"
+                } else if total >= rubric::SHOW_THRESHOLD {
+                    ">= 4, shown with problem and solution"
+                } else if total >= rubric::FALLBACK_THRESHOLD {
+                    "3, shown only while fewer than 3 patterns reach 4"
+                } else {
+                    "below 3, never shown"
+                }
+            ));
+        }
+        Body::AntiPattern(a) => {
+            let s = score_anti_pattern(a, sim, &facts.rubric);
+            put("task", f64::from(s.task));
+            put("role", f64::from(s.role));
+            put("similarity", sim);
+            score = Some(f64::from(s.total()));
+            reasons.push(format!(
+                "A task match: similarity {sim:.2} -> {}/3 ({CUTOFFS})",
+                s.task
+            ));
+            reasons.push(format!(
+                "C role: roles {:?}, adjacent {:?}; agent {:?} -> {}/2",
+                a.roles, a.adjacent_roles, agent, s.role
+            ));
+            reasons.push(format!(
+                "total {}/5 (anti-patterns use A + C only; shown at >= 3, at most 3)",
+                s.total()
+            ));
+        }
+        Body::Gotcha(g) => {
+            let m = match_gotcha(g.category.as_deref(), &facts.rubric);
+            put("domain", f64::from(u8::from(m.domain)));
+            put("task_keyword", f64::from(u8::from(m.task_keyword)));
+            score = Some(f64::from(m.total()));
+            reasons.push(format!(
+                "category {:?}: {} the agent's domain ({:?}), {} a word of the task (shown when either; at most 3)",
+                g.category,
+                if m.domain { "is" } else { "is not" },
+                facts.rubric.domains,
+                if m.task_keyword { "is" } else { "is not" },
+            ));
+        }
+        Body::Experience(e) => {
+            reasons.push(format!(
+                "experience of `{}`: shown to that agent always, first; the query's agent is {:?}",
+                e.agent, agent
+            ));
+        }
+        Body::Lesson(l) => {
+            let gate = lesson::check_structural(&l.prerequisites, &facts.gate());
+            reasons.push(match &gate {
+                Ok(()) => "structural prerequisites (os, repos, paths, mcp_servers): satisfied"
+                    .to_string(),
+                Err(why) => format!("structural prerequisites: {why} (a hard gate)"),
+            });
+            let scores = engine.learned().tag_scores(id);
+            let (avg, evals) = average_over_tags(facts.tags.iter().map(String::as_str), |tag| {
+                scores.and_then(|s| s.get(tag).copied())
+            });
+            put("tag_avg", avg);
+            put("tag_evals", f64::from(evals));
+            put("similarity", sim);
+            reasons.push(match verdict(avg, evals) {
+                TagVerdict::Filtered => format!(
+                    "tag relevance over {:?}: average {avg:.3} over {evals} evaluations: filtered (>= {} evaluations and below {})",
+                    facts.tags,
+                    tag_relevance::MIN_EVALS_FOR_FILTER,
+                    tag_relevance::NEGATIVE_SCORE_THRESHOLD
+                ),
+                TagVerdict::Boost(b) => format!(
+                    "tag relevance over {:?}: average {avg:.3} over {evals} evaluations: kept, boost {b:+.5}",
+                    facts.tags
+                ),
+            });
+            let pinned = l.pinned || engine.learned().is_pinned(id);
+            reasons.push(if pinned {
+                "pinned: shown first whenever the gate and the filter pass".to_string()
+            } else {
+                format!(
+                    "task similarity {sim:.2}: {} the candidate threshold {MIN_TASK_SIMILARITY}; candidates are ranked by RRF of the lexical and tag rankings, at most 3",
+                    if sim >= MIN_TASK_SIMILARITY { "meets" } else { "below" }
+                )
+            });
+        }
+        Body::Learning(l) => {
+            if let Features::Learning {
+                keywords,
+                context,
+                error_type,
+            } = &live.features
+            {
+                let s = learning::similarity(
+                    keywords,
+                    context,
+                    error_type,
+                    &facts.keyword_terms,
+                    &facts.context_terms,
+                );
+                put("keyword", s.keyword);
+                put("context", s.context);
+                put("error_type", s.error_type);
+                score = Some(s.total());
+                reasons.push(format!(
+                    "similarity 0.5 x keyword {:.2} + 0.3 x context {:.2} + 0.2 x error type {:.2} = {:.3} (shown at >= {}, at most 3)",
+                    s.keyword, s.context, s.error_type, s.total(), learning::MIN_SIMILARITY
+                ));
+            }
+            if let Some(e) = engine
+                .learned()
+                .applications(id)
+                .effectiveness
+                .or(l.effectiveness)
+            {
+                put("effectiveness", e);
+            }
+        }
+        Body::Observation(o) => {
+            let hours = (now - o.created_at) as f64 / SECS_PER_HOUR;
+            let same = matches!(&live.features, Features::Observation { agent: Some(a), .. } if Some(*a) == facts.agent_hash);
+            let words: Vec<String> = facts.observation_keywords.clone();
+            let s = observation::score(
+                o.kind,
+                hours,
+                same,
+                observation::keyword_overlap(&o.content.to_lowercase(), &words),
+            );
+            put("recency", s.recency);
+            put("importance", s.importance);
+            put("agent", s.agent);
+            put("keyword", s.keyword);
+            score = Some(s.total());
+            reasons.push(format!(
+                "0.4 x recency {:.3} ({hours:.1} h old) + 0.3 x importance {:.1} ({}) + 0.2 x agent {:.0} + 0.1 x keywords {:.2} = {:.3}; the {:?} mode keeps >= {}",
+                s.recency,
+                s.importance,
+                o.kind.as_str(),
+                s.agent,
+                s.keyword,
+                s.total(),
+                query.mode,
+                observation::min_score(query.mode)
+            ));
+        }
+        Body::Exemplar(e) => {
+            let days = (now - e.posted_at) as f64 / SECS_PER_DAY;
+            put("decay", exemplar::decay(days));
+            reasons.push(format!(
+                "posted {days:.1} days ago: decay {:.3}; performance score {:?}; retrieved only when the task drafts content (it {})",
+                exemplar::decay(days),
+                e.performance_score,
+                if drafting(&facts, &[live]) { "does" } else { "does not" }
+            ));
+        }
+        Body::Seed(s) => {
+            put("engagement_weight", s.engagement_weight);
+            reasons.push(format!(
+                "a seed: shown only when no exemplar can be retrieved and the task drafts content; weight {}",
+                s.engagement_weight
+            ));
+        }
+    }
+    reasons.push(match shown {
+        Some(_) => "shown in this context".to_string(),
+        None => "not shown in this context".to_string(),
+    });
+    let (score, dims) = match shown {
+        Some(s) => (Some(s.score), s.dimensions.clone()),
+        None => (score, dims),
+    };
+    Ok(Some(Explanation {
+        id: id.to_string(),
+        kind: live.kind,
+        shown: shown.is_some(),
+        score,
+        dimensions: dims,
+        reasons,
+    }))
+}

@@ -1,0 +1,238 @@
+//! Requests, replies and errors.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use super::query::{Answer, Kind, Query};
+
+/// The protocol version this build speaks; every request carries one.
+pub const PROTOCOL_VERSION: u32 = 1;
+
+/// A request: its protocol version, then what is asked.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Request {
+    /// Must equal the daemon's [`PROTOCOL_VERSION`].
+    pub version: u32,
+    /// What is asked.
+    pub request: RequestBody,
+}
+
+impl Request {
+    /// A request of this build's version.
+    pub fn new(request: RequestBody) -> Self {
+        Request {
+            version: PROTOCOL_VERSION,
+            request,
+        }
+    }
+}
+
+/// What a request asks.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RequestBody {
+    /// Is the daemon there?
+    Ping,
+    /// Everything `memctl status` shows.
+    Status,
+    /// The block for a context.
+    Query(Query),
+    /// Why an item is or is not shown for a context.
+    Explain { id: String, query: Query },
+    /// One item, by id (as a query from `query.cwd`/`query.repo` sees it).
+    Get { id: String, query: Query },
+    /// Items matching text, best first.
+    Search {
+        text: String,
+        limit: u32,
+        query: Query,
+    },
+    /// Re-read every root now.
+    Reload,
+}
+
+/// The answer to a request, in the request's encoding.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Response {
+    /// The daemon's [`PROTOCOL_VERSION`].
+    pub version: u32,
+    /// The reply or a typed error.
+    pub outcome: Outcome,
+}
+
+impl Response {
+    /// A successful response.
+    pub fn ok(reply: Reply) -> Self {
+        Response {
+            version: PROTOCOL_VERSION,
+            outcome: Outcome::Ok(reply),
+        }
+    }
+
+    /// An error response.
+    pub fn error(kind: ErrorKind, message: impl Into<String>) -> Self {
+        Response {
+            version: PROTOCOL_VERSION,
+            outcome: Outcome::Error(ErrorReply {
+                kind,
+                message: message.into(),
+            }),
+        }
+    }
+}
+
+/// A reply or an error.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Outcome {
+    /// It worked.
+    Ok(Reply),
+    /// It did not; the connection stays usable unless the frame was bad.
+    Error(ErrorReply),
+}
+
+/// The kinds of error a request can get.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ErrorKind {
+    /// The frame or the request could not be understood.
+    BadRequest,
+    /// No such item.
+    NotFound,
+    /// The request's protocol version is not the daemon's.
+    UnsupportedVersion,
+    /// The frame is over the size limit.
+    TooLarge,
+    /// The daemon failed.
+    Internal,
+}
+
+/// A typed error with a human message.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ErrorReply {
+    pub kind: ErrorKind,
+    pub message: String,
+}
+
+/// What a successful request returns.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Reply {
+    /// To `ping`.
+    Pong { daemon_version: String, pid: u32 },
+    /// To `status`.
+    Status(Box<StatusReport>),
+    /// To `query`.
+    Answer(Answer),
+    /// To `explain`.
+    Explanation(Explanation),
+    /// To `get`.
+    Item(ItemView),
+    /// To `search`.
+    Hits(Vec<SearchHit>),
+    /// To `reload`.
+    Reloaded(ReindexReport),
+}
+
+/// One knowledge item as shown to people.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ItemView {
+    pub id: String,
+    pub kind: Kind,
+    /// `file:line`.
+    pub source: String,
+    pub tags: Vec<String>,
+    /// Its fields, in file order, as text.
+    pub fields: Vec<(String, String)>,
+}
+
+/// One search result.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SearchHit {
+    pub id: String,
+    pub kind: Kind,
+    /// Text similarity in [0, 1].
+    pub similarity: f64,
+    /// Its name, title or first words.
+    pub title: String,
+    /// `file:line`.
+    pub source: String,
+}
+
+/// Why an item is or is not shown for a context.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Explanation {
+    pub id: String,
+    pub kind: Kind,
+    /// Whether the query's answer includes it.
+    pub shown: bool,
+    /// Its score under its policy, when it was scored.
+    pub score: Option<f64>,
+    /// The score's dimensions.
+    pub dimensions: BTreeMap<String, f64>,
+    /// Each gate, dimension and threshold that decided, in words.
+    pub reasons: Vec<String>,
+}
+
+/// One pass over the knowledge files.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ReindexReport {
+    /// When it finished, RFC 3339.
+    pub at: String,
+    /// How long it took.
+    pub millis: f64,
+    /// Files read and parsed.
+    pub parsed: u64,
+    /// Files whose items came from the store unchanged.
+    pub from_store: u64,
+    /// Files removed.
+    pub removed: u64,
+}
+
+/// A knowledge root as the daemon watches it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RootStatus {
+    pub path: String,
+    /// `global`, or the project's repository path.
+    pub scope: String,
+    pub exists: bool,
+    /// `inotify` (native events), `polling`, or `none`.
+    pub watch: String,
+}
+
+/// Query latency inside the daemon, in microseconds.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Latency {
+    pub count: u64,
+    pub p50_us: f64,
+    pub p90_us: f64,
+    pub p99_us: f64,
+    pub max_us: f64,
+}
+
+/// Everything `memctl status` shows.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct StatusReport {
+    pub daemon_version: String,
+    pub protocol_version: u32,
+    pub pid: u32,
+    pub uptime_secs: f64,
+    pub config: Option<String>,
+    pub data_dir: String,
+    pub socket: String,
+    pub roots: Vec<RootStatus>,
+    pub files: u64,
+    pub ignored_files: Vec<String>,
+    /// Live items per kind.
+    pub items: BTreeMap<String, u64>,
+    /// Problems, each `file:line:col: message`.
+    pub errors: Vec<String>,
+    /// The load at start-up.
+    pub startup: ReindexReport,
+    /// The latest change applied.
+    pub last_reindex: Option<ReindexReport>,
+    pub query_latency: Latency,
+    pub pending_evaluations: u64,
+    pub sessions: u64,
+}
