@@ -9,6 +9,8 @@
 //! - [`scoring`]: the five pure scoring policies, one per seed document.
 //! - [`engine`]: the in-memory knowledge base, selection per kind.
 //! - [`render`]: the injection block in the seeds' formats, within budget.
+//! - [`store`]: redb persistence of files, items and projects.
+//! - [`daemon`]: `memd serve`: the socket server, file watching, state.
 //! - [`config`]: the `memd.toml` file.
 //! - [`time`]: instants as Unix seconds.
 
@@ -24,6 +26,8 @@ pub mod knowledge;
 pub mod render;
 #[cfg(feature = "daemon")]
 pub mod scoring;
+#[cfg(feature = "daemon")]
+pub mod store;
 #[cfg(feature = "daemon")]
 pub mod text;
 #[cfg(feature = "daemon")]

@@ -17,7 +17,7 @@ use super::node::{parse_json, parse_yaml, pos_of_offset, Node, Pos, SyntaxError,
 pub const MAX_FILE_BYTES: u64 = 8 * 1024 * 1024;
 
 /// A problem found in a knowledge file.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Diagnostic {
     /// The file.
     pub file: Arc<Path>,
@@ -35,7 +35,7 @@ impl fmt::Display for Diagnostic {
 }
 
 /// What a file turned out to hold.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum FileKind {
     /// A mapping with one or more collection keys.
     Collections,

@@ -1,0 +1,286 @@
+//! Persistence in redb: every loaded file's metadata and parsed items, and
+//! the registered projects, so a restart loads the index without re-parsing
+//! unchanged files. Values are postcard and are decoded with a `Result`: a
+//! record that does not decode is dropped (its file is simply re-parsed).
+//! A database of another schema version, or one that cannot be opened, is
+//! set aside and rebuilt from the source files, with a warning, never a
+//! crash. Learned state is never written back into the user's files.
+
+use std::path::{Path, PathBuf};
+
+use redb::{Database, ReadableDatabase, ReadableTable, TableDefinition};
+use serde::{Deserialize, Serialize};
+
+use crate::knowledge::{Diagnostic, FileKind, Item};
+
+/// Bumped whenever a stored type changes shape.
+pub const SCHEMA_VERSION: u32 = 1;
+
+const META: TableDefinition<&str, &[u8]> = TableDefinition::new("meta");
+const FILES: TableDefinition<&str, &[u8]> = TableDefinition::new("files");
+const PROJECTS: TableDefinition<&str, &[u8]> = TableDefinition::new("projects");
+
+/// A file as stored: enough to tell whether it changed, and its contents.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct FileRecord {
+    /// Size in bytes when read.
+    pub size: u64,
+    /// Modification time when read, nanoseconds since the epoch.
+    pub mtime_ns: i128,
+    /// Hash of the content.
+    pub hash: u64,
+    /// The project it belongs to (`None`: a global root).
+    pub project: Option<PathBuf>,
+    pub kind: FileKind,
+    pub items: Vec<Item>,
+    pub errors: Vec<Diagnostic>,
+}
+
+/// Why the store failed.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("redb: {0}")]
+    Db(#[from] redb::Error),
+    #[error("cannot encode a record: {0}")]
+    Encode(#[from] postcard::Error),
+    #[error("{0}")]
+    Io(#[from] std::io::Error),
+}
+
+macro_rules! db_err {
+    ($($t:ty),*) => {$(
+        impl From<$t> for StoreError {
+            fn from(e: $t) -> Self {
+                StoreError::Db(e.into())
+            }
+        }
+    )*};
+}
+db_err!(
+    redb::DatabaseError,
+    redb::TransactionError,
+    redb::TableError,
+    redb::StorageError,
+    redb::CommitError
+);
+
+/// The database.
+pub struct Store {
+    db: Database,
+}
+
+/// What opening found.
+#[derive(Debug, Default)]
+pub struct OpenReport {
+    /// Why the database was rebuilt from scratch, if it was.
+    pub rebuilt: Option<String>,
+}
+
+impl Store {
+    /// Opens (or creates) the database at `path`. Another daemon holding it
+    /// is an error; a corrupt database or another schema version is moved
+    /// aside and a fresh one created.
+    pub fn open(path: &Path) -> Result<(Store, OpenReport), StoreError> {
+        let mut report = OpenReport::default();
+        let db = match Database::create(path) {
+            Ok(db) => db,
+            Err(redb::DatabaseError::DatabaseAlreadyOpen) => {
+                return Err(redb::DatabaseError::DatabaseAlreadyOpen.into())
+            }
+            Err(err) => {
+                report.rebuilt = Some(format!("could not open the database ({err})"));
+                set_aside(path)?;
+                Database::create(path)?
+            }
+        };
+        let store = Store { db };
+        match store.schema_version() {
+            Ok(Some(SCHEMA_VERSION)) => {}
+            Ok(None) => store.reset()?,
+            Ok(Some(other)) => {
+                report.rebuilt = Some(format!("schema version {other}, this build uses {SCHEMA_VERSION}"));
+                store.reset()?;
+            }
+            Err(err) => {
+                report.rebuilt = Some(format!("unreadable schema ({err})"));
+                store.reset()?;
+            }
+        }
+        Ok((store, report))
+    }
+
+    fn schema_version(&self) -> Result<Option<u32>, StoreError> {
+        let txn = self.db.begin_read()?;
+        let table = match txn.open_table(META) {
+            Ok(t) => t,
+            Err(redb::TableError::TableDoesNotExist(_)) => return Ok(None),
+            Err(e) => return Err(e.into()),
+        };
+        let Some(value) = table.get("schema")? else { return Ok(None) };
+        Ok(postcard::from_bytes::<u32>(value.value()).ok())
+    }
+
+    /// Empties every table and writes the schema version.
+    fn reset(&self) -> Result<(), StoreError> {
+        let txn = self.db.begin_write()?;
+        for table in [META, FILES, PROJECTS] {
+            txn.delete_table(table)?;
+        }
+        txn.open_table(META)?
+            .insert("schema", postcard::to_allocvec(&SCHEMA_VERSION)?.as_slice())?;
+        txn.open_table(FILES)?;
+        txn.open_table(PROJECTS)?;
+        txn.commit()?;
+        Ok(())
+    }
+
+    /// Every stored file. Records that do not decode are skipped and their
+    /// paths returned, so their files are re-parsed.
+    pub fn files(&self) -> Result<(Vec<(PathBuf, FileRecord)>, Vec<PathBuf>), StoreError> {
+        let txn = self.db.begin_read()?;
+        let table = txn.open_table(FILES)?;
+        let mut good = Vec::new();
+        let mut bad = Vec::new();
+        for entry in table.iter()? {
+            let (key, value) = entry?;
+            let path = PathBuf::from(key.value());
+            match postcard::from_bytes::<FileRecord>(value.value()) {
+                Ok(record) => good.push((path, record)),
+                Err(_) => bad.push(path),
+            }
+        }
+        Ok((good, bad))
+    }
+
+    /// Writes and removes file records in one transaction.
+    pub fn update_files(&self, put: &[(&Path, &FileRecord)], remove: &[&Path]) -> Result<(), StoreError> {
+        if put.is_empty() && remove.is_empty() {
+            return Ok(());
+        }
+        let txn = self.db.begin_write()?;
+        {
+            let mut table = txn.open_table(FILES)?;
+            for (path, record) in put {
+                let bytes = postcard::to_allocvec(record)?;
+                table.insert(path.to_string_lossy().as_ref(), bytes.as_slice())?;
+            }
+            for path in remove {
+                table.remove(path.to_string_lossy().as_ref())?;
+            }
+        }
+        txn.commit()?;
+        Ok(())
+    }
+
+    /// The registered projects.
+    pub fn projects(&self) -> Result<Vec<PathBuf>, StoreError> {
+        let txn = self.db.begin_read()?;
+        let table = txn.open_table(PROJECTS)?;
+        let mut out = Vec::new();
+        for entry in table.iter()? {
+            out.push(PathBuf::from(entry?.0.value()));
+        }
+        Ok(out)
+    }
+
+    /// Registers a project for good.
+    pub fn add_project(&self, repo: &Path) -> Result<(), StoreError> {
+        let txn = self.db.begin_write()?;
+        txn.open_table(PROJECTS)?.insert(repo.to_string_lossy().as_ref(), [].as_slice())?;
+        txn.commit()?;
+        Ok(())
+    }
+}
+
+/// Moves a database that cannot be used out of the way, keeping it for
+/// inspection.
+fn set_aside(path: &Path) -> Result<(), StoreError> {
+    if path.exists() {
+        let mut aside = path.as_os_str().to_owned();
+        aside.push(format!(".broken-{}", crate::time::now()));
+        std::fs::rename(path, PathBuf::from(aside))?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::knowledge::parse_file;
+    use std::sync::Arc;
+
+    fn record() -> FileRecord {
+        let load = parse_file(
+            Arc::from(Path::new("/k/g.yaml")),
+            b"gotchas:\n  - {id: G-1, title: t, fix: f, category: db}\n",
+        );
+        FileRecord {
+            size: 10,
+            mtime_ns: 5,
+            hash: 7,
+            project: None,
+            kind: load.kind,
+            items: load.items,
+            errors: load.errors,
+        }
+    }
+
+    #[test]
+    fn records_and_projects_survive_a_reopen() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("memd.redb");
+        {
+            let (store, report) = Store::open(&path).unwrap();
+            assert!(report.rebuilt.is_none());
+            store.update_files(&[(Path::new("/k/g.yaml"), &record())], &[]).unwrap();
+            store.add_project(Path::new("/src/app")).unwrap();
+        }
+        let (store, _) = Store::open(&path).unwrap();
+        let (files, bad) = store.files().unwrap();
+        assert!(bad.is_empty());
+        assert_eq!(files.len(), 1);
+        assert_eq!(files[0].1.items[0].id, "G-1");
+        assert_eq!(store.projects().unwrap(), [PathBuf::from("/src/app")]);
+        store.update_files(&[], &[Path::new("/k/g.yaml")]).unwrap();
+        assert!(store.files().unwrap().0.is_empty());
+    }
+
+    #[test]
+    fn a_corrupt_database_is_set_aside_and_rebuilt() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("memd.redb");
+        std::fs::write(&path, b"this is not a redb file at all, just some bytes").unwrap();
+        let (store, report) = Store::open(&path).unwrap();
+        assert!(report.rebuilt.is_some());
+        assert!(store.files().unwrap().0.is_empty());
+        let aside = std::fs::read_dir(dir.path()).unwrap().count();
+        assert_eq!(aside, 2, "the broken file is kept beside the new one");
+    }
+
+    #[test]
+    fn another_schema_version_is_rebuilt() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("memd.redb");
+        {
+            let (store, _) = Store::open(&path).unwrap();
+            store.update_files(&[(Path::new("/k/g.yaml"), &record())], &[]).unwrap();
+            let txn = store.db.begin_write().unwrap();
+            txn.open_table(META)
+                .unwrap()
+                .insert("schema", postcard::to_allocvec(&999u32).unwrap().as_slice())
+                .unwrap();
+            txn.commit().unwrap();
+        }
+        let (store, report) = Store::open(&path).unwrap();
+        assert!(report.rebuilt.unwrap().contains("999"));
+        assert!(store.files().unwrap().0.is_empty());
+    }
+
+    #[test]
+    fn a_second_opener_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("memd.redb");
+        let _first = Store::open(&path).unwrap();
+        assert!(Store::open(&path).is_err());
+    }
+}
