@@ -69,6 +69,31 @@ impl Default for QueryDefaults {
     }
 }
 
+/// Settings of `memd serve`.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct DaemonSettings {
+    /// Connections served at once.
+    pub max_connections: usize,
+    /// How long a connection may idle, or take to finish a frame.
+    pub read_timeout_ms: u64,
+    /// Largest request accepted, in bytes.
+    pub max_frame_bytes: u32,
+    /// Log level when `RUST_LOG` is not set.
+    pub log: String,
+}
+
+impl Default for DaemonSettings {
+    fn default() -> Self {
+        DaemonSettings {
+            max_connections: 256,
+            read_timeout_ms: 10_000,
+            max_frame_bytes: crate::protocol::MAX_FRAME_BYTES,
+            log: "info".into(),
+        }
+    }
+}
+
 #[derive(Debug, Default, Deserialize)]
 #[serde(default)]
 struct RawConfig {
@@ -76,6 +101,7 @@ struct RawConfig {
     data_dir: Option<String>,
     query: QueryDefaults,
     roles: BTreeMap<String, Role>,
+    daemon: DaemonSettings,
 }
 
 /// The loaded configuration, paths resolved.
@@ -91,6 +117,8 @@ pub struct Config {
     pub query: QueryDefaults,
     /// Roles by normalised name.
     pub roles: BTreeMap<String, Role>,
+    /// Settings of `memd serve`.
+    pub daemon: DaemonSettings,
 }
 
 /// Where to look for things, from flags (and then the environment).
@@ -149,15 +177,20 @@ impl Config {
                 _ => (None, RawConfig::default()),
             },
         };
+        // Absolute, so the daemon's paths mean the same whatever its
+        // working directory.
         let base = path
             .as_deref()
             .and_then(Path::parent)
             .map(Path::to_path_buf)
             .unwrap_or_else(|| PathBuf::from("."));
+        let base = std::path::absolute(&base).unwrap_or(base);
+        let absolute = |p: PathBuf| std::path::absolute(&p).unwrap_or(p);
         let data_dir = overrides
             .data_dir
             .clone()
             .or_else(|| std::env::var_os(ENV_DATA_DIR).map(PathBuf::from))
+            .map(absolute)
             .or_else(|| raw.data_dir.as_deref().map(|d| resolve(d, &base)))
             .or_else(|| project_dirs().map(|d| d.data_dir().to_path_buf()))
             .unwrap_or_else(|| PathBuf::from(".memd"));
@@ -172,9 +205,9 @@ impl Config {
                 defaults
             }
         };
-        for root in &overrides.roots {
-            if !roots.contains(root) {
-                roots.push(root.clone());
+        for root in overrides.roots.iter().cloned().map(absolute) {
+            if !roots.contains(&root) {
+                roots.push(root);
             }
         }
         let roles = raw
@@ -188,6 +221,7 @@ impl Config {
             data_dir,
             query: raw.query,
             roles,
+            daemon: raw.daemon,
         })
     }
 

@@ -19,6 +19,8 @@ pub mod protocol;
 #[cfg(feature = "daemon")]
 pub mod config;
 #[cfg(feature = "daemon")]
+pub mod daemon;
+#[cfg(feature = "daemon")]
 pub mod engine;
 #[cfg(feature = "daemon")]
 pub mod knowledge;

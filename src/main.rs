@@ -1,4 +1,5 @@
-//! The `memd` binary: `query` (one query, in process) and `validate`.
+//! The `memd` binary: `serve` (the daemon), `query` (one query, in
+//! process) and `validate`.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -16,6 +17,7 @@ const USAGE: &str = "\
 memd: relevant team knowledge for coding agents
 
 Usage:
+  memd serve [PATHS]          run the daemon (in the foreground) on its socket
   memd query [OPTIONS]        run one query in process and print the block
   memd validate PATH...       check knowledge files (or directories of them)
 
@@ -41,7 +43,11 @@ Query options:
 Paths (memd and memctl alike):
   --config FILE               config file (env MEMD_CONFIG)
   --data-dir DIR              data directory (env MEMD_DATA_DIR)
+  --socket PATH               the daemon's socket (env MEMD_SOCKET)
   --root DIR                  add a knowledge root (repeatable)
+
+Logs go to stderr; the level comes from RUST_LOG, else the config's
+[daemon] log (default info).
 ";
 
 fn main() -> ExitCode {
@@ -69,6 +75,7 @@ fn run() -> Result<ExitCode> {
         Some(other) => return Err(other.unexpected().into()),
     };
     match command.as_str() {
+        "serve" => serve(parser),
         "query" => query(parser),
         "validate" => validate(parser),
         other => bail!("unknown command `{other}`\n\n{USAGE}"),
@@ -150,6 +157,36 @@ fn query(mut parser: lexopt::Parser) -> Result<ExitCode> {
     } else {
         println!("{}", answer.block);
     }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn serve(mut parser: lexopt::Parser) -> Result<ExitCode> {
+    let mut paths = Overrides::default();
+    let mut socket = None;
+    while let Some(arg) = parser.next()? {
+        match arg {
+            Long("config") => paths.config = Some(parser.value()?.into()),
+            Long("data-dir") => paths.data_dir = Some(parser.value()?.into()),
+            Long("root") => paths.roots.push(parser.value()?.into()),
+            Long("socket") => socket = Some(PathBuf::from(parser.value()?)),
+            Long("help") | Short('h') => {
+                print!("{USAGE}");
+                return Ok(ExitCode::SUCCESS);
+            }
+            other => return Err(other.unexpected().into()),
+        }
+    }
+    let config = Config::load(&paths)?;
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(&config.daemon.log));
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_target(false)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+        .init();
+    let socket = memd::protocol::socket_path(socket);
+    memd::daemon::run(memd::daemon::ServeOptions { config, socket })?;
     Ok(ExitCode::SUCCESS)
 }
 

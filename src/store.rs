@@ -36,6 +36,9 @@ pub struct FileRecord {
     pub errors: Vec<Diagnostic>,
 }
 
+/// The stored files that decode, and the paths of those that do not.
+pub type StoredFiles = (Vec<(PathBuf, FileRecord)>, Vec<PathBuf>);
+
 /// Why the store failed.
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
@@ -98,7 +101,9 @@ impl Store {
             Ok(Some(SCHEMA_VERSION)) => {}
             Ok(None) => store.reset()?,
             Ok(Some(other)) => {
-                report.rebuilt = Some(format!("schema version {other}, this build uses {SCHEMA_VERSION}"));
+                report.rebuilt = Some(format!(
+                    "schema version {other}, this build uses {SCHEMA_VERSION}"
+                ));
                 store.reset()?;
             }
             Err(err) => {
@@ -116,7 +121,9 @@ impl Store {
             Err(redb::TableError::TableDoesNotExist(_)) => return Ok(None),
             Err(e) => return Err(e.into()),
         };
-        let Some(value) = table.get("schema")? else { return Ok(None) };
+        let Some(value) = table.get("schema")? else {
+            return Ok(None);
+        };
         Ok(postcard::from_bytes::<u32>(value.value()).ok())
     }
 
@@ -136,7 +143,7 @@ impl Store {
 
     /// Every stored file. Records that do not decode are skipped and their
     /// paths returned, so their files are re-parsed.
-    pub fn files(&self) -> Result<(Vec<(PathBuf, FileRecord)>, Vec<PathBuf>), StoreError> {
+    pub fn files(&self) -> Result<StoredFiles, StoreError> {
         let txn = self.db.begin_read()?;
         let table = txn.open_table(FILES)?;
         let mut good = Vec::new();
@@ -153,7 +160,11 @@ impl Store {
     }
 
     /// Writes and removes file records in one transaction.
-    pub fn update_files(&self, put: &[(&Path, &FileRecord)], remove: &[&Path]) -> Result<(), StoreError> {
+    pub fn update_files(
+        &self,
+        put: &[(&Path, &FileRecord)],
+        remove: &[&Path],
+    ) -> Result<(), StoreError> {
         if put.is_empty() && remove.is_empty() {
             return Ok(());
         }
@@ -186,7 +197,8 @@ impl Store {
     /// Registers a project for good.
     pub fn add_project(&self, repo: &Path) -> Result<(), StoreError> {
         let txn = self.db.begin_write()?;
-        txn.open_table(PROJECTS)?.insert(repo.to_string_lossy().as_ref(), [].as_slice())?;
+        txn.open_table(PROJECTS)?
+            .insert(repo.to_string_lossy().as_ref(), [].as_slice())?;
         txn.commit()?;
         Ok(())
     }
@@ -232,7 +244,9 @@ mod tests {
         {
             let (store, report) = Store::open(&path).unwrap();
             assert!(report.rebuilt.is_none());
-            store.update_files(&[(Path::new("/k/g.yaml"), &record())], &[]).unwrap();
+            store
+                .update_files(&[(Path::new("/k/g.yaml"), &record())], &[])
+                .unwrap();
             store.add_project(Path::new("/src/app")).unwrap();
         }
         let (store, _) = Store::open(&path).unwrap();
@@ -263,7 +277,9 @@ mod tests {
         let path = dir.path().join("memd.redb");
         {
             let (store, _) = Store::open(&path).unwrap();
-            store.update_files(&[(Path::new("/k/g.yaml"), &record())], &[]).unwrap();
+            store
+                .update_files(&[(Path::new("/k/g.yaml"), &record())], &[])
+                .unwrap();
             let txn = store.db.begin_write().unwrap();
             txn.open_table(META)
                 .unwrap()

@@ -1,39 +1,191 @@
 //! `memctl`: the thin client of the memd daemon. It links only memd's
-//! protocol types (no async runtime, no engine), so it starts in about a
-//! millisecond. The daemon commands arrive with the daemon itself.
+//! protocol types (no async runtime, no engine), connects to the socket,
+//! sends one postcard frame and prints the answer, as text or `--json`.
 
+mod client;
+mod print;
+
+use std::path::PathBuf;
 use std::process::ExitCode;
+
+use lexopt::prelude::*;
+use memd::protocol::{Kind, Mode, Outcome, Query, Reply, RequestBody};
+
+use client::{Client, ClientError};
 
 const USAGE: &str = "\
 memctl: talk to the memd daemon
 
 Usage:
-  memctl --version
-  memctl --help
+  memctl ping                 is the daemon up?
+  memctl status               version, paths, roots, files, items, errors, latencies
+  memctl query [QUERY]        the block for a context
+  memctl explain ID [QUERY]   why an item is or is not shown for a context
+  memctl get ID               one item
+  memctl search TEXT [--limit N]
+  memctl reload               re-read every root now
 
-The daemon commands (status, query, explain, get, search, log, feedback,
-track, evaluate, export, hook, install) come with `memd serve`. Until then,
-`memd query --root DIR` answers queries in process.
+Every command takes --json (print the daemon's answer as JSON) and
+--socket PATH (default: $MEMD_SOCKET, else $XDG_RUNTIME_DIR/memd/memd.sock).
+--config and --data-dir are accepted for command lines shared with memd.
+
+Query options: --task TEXT, --agent ROLE, --product NAME, --repo NAME|PATH,
+--cwd DIR (default: the current directory), --path FILE, --os NAME,
+--mcp-server NAME, --tags A,B, --keywords A,B, --kinds A,B,
+--mode conservative|aggressive, --budget CHARS, --session ID, --now RFC3339.
 ";
 
 fn main() -> ExitCode {
-    let arg = std::env::args().nth(1);
-    match arg.as_deref() {
-        Some("--version" | "-V") => {
-            println!(
-                "memctl {} (protocol types from memd)",
-                env!("CARGO_PKG_VERSION")
-            );
-            let _ = memd::protocol::Query::default();
-            ExitCode::SUCCESS
-        }
-        None | Some("--help" | "-h") => {
-            print!("{USAGE}");
-            ExitCode::SUCCESS
-        }
-        Some(other) => {
-            eprintln!("memctl: unknown command `{other}`\n\n{USAGE}");
+    match run() {
+        Ok(code) => code,
+        Err(err) => {
+            eprintln!("memctl: {err}");
             ExitCode::from(2)
+        }
+    }
+}
+
+/// Parsed command line.
+struct Args {
+    command: String,
+    positional: Vec<String>,
+    json: bool,
+    socket: Option<PathBuf>,
+    limit: u32,
+    query: Query,
+}
+
+fn list(value: std::ffi::OsString) -> Result<Vec<String>, lexopt::Error> {
+    Ok(value
+        .string()?
+        .split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(String::from)
+        .collect())
+}
+
+fn parse() -> Result<Option<Args>, Box<dyn std::error::Error>> {
+    let mut parser = lexopt::Parser::from_env();
+    let mut args = Args {
+        command: String::new(),
+        positional: Vec::new(),
+        json: false,
+        socket: None,
+        limit: 10,
+        query: Query::default(),
+    };
+    let q = &mut args.query;
+    while let Some(arg) = parser.next()? {
+        match arg {
+            Value(v) if args.command.is_empty() => args.command = v.string()?,
+            Value(v) => args.positional.push(v.string()?),
+            Long("json") => args.json = true,
+            Long("socket") => args.socket = Some(parser.value()?.into()),
+            Long("config") | Long("data-dir") => {
+                parser.value()?;
+            }
+            Long("limit") => args.limit = parser.value()?.parse()?,
+            Long("task") => q.task = parser.value()?.string()?,
+            Long("agent") => q.agent = Some(parser.value()?.string()?),
+            Long("product") => q.product = Some(parser.value()?.string()?),
+            Long("repo") => q.repo = Some(parser.value()?.string()?),
+            Long("cwd") => q.cwd = Some(parser.value()?.string()?),
+            Long("path") => q.paths.push(parser.value()?.string()?),
+            Long("os") => q.os = Some(parser.value()?.string()?),
+            Long("mcp-server") => q.mcp_servers.push(parser.value()?.string()?),
+            Long("tags") => q.tags.extend(list(parser.value()?)?),
+            Long("keywords") => q.keywords.extend(list(parser.value()?)?),
+            Long("kinds") => {
+                for k in list(parser.value()?)? {
+                    q.kinds.push(k.parse::<Kind>()?);
+                }
+            }
+            Long("mode") => q.mode = parser.value()?.string()?.parse::<Mode>()?,
+            Long("budget") => q.budget_chars = parser.value()?.parse()?,
+            Long("session") => q.session_id = Some(parser.value()?.string()?),
+            Long("now") => q.now = Some(parser.value()?.string()?),
+            Long("help") | Short('h') => return Ok(None),
+            Long("version") | Short('V') => {
+                println!("memctl {}", env!("CARGO_PKG_VERSION"));
+                std::process::exit(0);
+            }
+            other => return Err(other.unexpected().into()),
+        }
+    }
+    if args.query.cwd.is_none() {
+        args.query.cwd = std::env::current_dir()
+            .ok()
+            .map(|d| d.display().to_string());
+    }
+    Ok((!args.command.is_empty()).then_some(args))
+}
+
+fn run() -> Result<ExitCode, Box<dyn std::error::Error>> {
+    let Some(args) = parse()? else {
+        print!("{USAGE}");
+        return Ok(ExitCode::SUCCESS);
+    };
+    let one = |what: &str| -> Result<String, Box<dyn std::error::Error>> {
+        args.positional
+            .first()
+            .cloned()
+            .ok_or_else(|| format!("`memctl {}` needs {what}", args.command).into())
+    };
+    let request = match args.command.as_str() {
+        "ping" => RequestBody::Ping,
+        "status" => RequestBody::Status,
+        "query" => RequestBody::Query(args.query.clone()),
+        "explain" => RequestBody::Explain {
+            id: one("an item id")?,
+            query: args.query.clone(),
+        },
+        "get" => RequestBody::Get {
+            id: one("an item id")?,
+            query: args.query.clone(),
+        },
+        "search" => RequestBody::Search {
+            text: args.positional.join(" "),
+            limit: args.limit,
+            query: args.query.clone(),
+        },
+        "reload" => RequestBody::Reload,
+        other => return Err(format!("unknown command `{other}`\n\n{USAGE}").into()),
+    };
+    let socket = memd::protocol::socket_path(args.socket.clone());
+    let started = std::time::Instant::now();
+    let response = match Client::connect(&socket).and_then(|mut c| c.request(request)) {
+        Ok(response) => response,
+        Err(ClientError::NotRunning(path)) => {
+            eprintln!(
+                "memctl: memd is not running (nothing listens on {}).\nStart it with `memd serve` (or `cargo run --release -- serve --config config/memd.toml` in a clone).",
+                path.display()
+            );
+            return Ok(ExitCode::from(1));
+        }
+        Err(err) => return Err(err.into()),
+    };
+    let elapsed = started.elapsed();
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&response.outcome)?);
+        return Ok(match response.outcome {
+            Outcome::Ok(_) => ExitCode::SUCCESS,
+            Outcome::Error(_) => ExitCode::from(1),
+        });
+    }
+    match response.outcome {
+        Outcome::Ok(reply) => {
+            print::reply(&reply, elapsed);
+            if let Reply::Answer(a) = &reply {
+                if a.block.is_empty() {
+                    eprintln!("memctl: nothing relevant for this query");
+                }
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Outcome::Error(err) => {
+            eprintln!("memctl: {:?}: {}", err.kind, err.message);
+            Ok(ExitCode::from(1))
         }
     }
 }

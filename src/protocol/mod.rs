@@ -9,6 +9,7 @@
 
 mod frame;
 mod messages;
+mod paths;
 mod query;
 
 pub use frame::{
@@ -16,4 +17,5 @@ pub use frame::{
     FrameError, MAX_FRAME_BYTES,
 };
 pub use messages::*;
+pub use paths::{socket_path, ENV_SOCKET};
 pub use query::*;

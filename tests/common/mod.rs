@@ -76,3 +76,149 @@ pub fn stdout(out: &Output) -> String {
 pub fn stderr(out: &Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
+
+/// The `memctl` binary, built beside `memd` by `cargo test --workspace`.
+pub fn memctl_path() -> PathBuf {
+    let memd = PathBuf::from(env!("CARGO_BIN_EXE_memd"));
+    let path = memd.with_file_name("memctl");
+    assert!(
+        path.exists(),
+        "{} is missing: run the tests with `cargo test --workspace`",
+        path.display()
+    );
+    path
+}
+
+/// A running `memd serve` on a sandbox's socket, data dir and root; stopped
+/// with SIGTERM when dropped.
+pub struct Daemon {
+    pub child: std::process::Child,
+    pub socket: PathBuf,
+    pub data_dir: PathBuf,
+}
+
+impl Daemon {
+    /// Starts the daemon and waits until it answers `ping`.
+    pub fn start(sandbox: &Sandbox) -> Daemon {
+        Self::start_with(sandbox, &[])
+    }
+
+    /// Starts it with extra environment variables.
+    pub fn start_with(sandbox: &Sandbox, env: &[(&str, &str)]) -> Daemon {
+        let daemon = Self::spawn(sandbox, env);
+        daemon.wait_ready();
+        daemon
+    }
+
+    /// Spawns it without waiting.
+    pub fn spawn(sandbox: &Sandbox, env: &[(&str, &str)]) -> Daemon {
+        let socket = sandbox.dir.path().join("run").join("memd.sock");
+        let data_dir = sandbox.dir.path().join("data");
+        let log = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(sandbox.dir.path().join("memd.log"))
+            .unwrap();
+        let mut cmd = memd();
+        cmd.arg("serve")
+            .arg("--config")
+            .arg(sandbox.config())
+            .arg("--data-dir")
+            .arg(&data_dir)
+            .arg("--socket")
+            .arg(&socket)
+            .arg("--root")
+            .arg(sandbox.root())
+            .env("RUST_LOG", "debug")
+            .stdout(std::process::Stdio::null())
+            .stderr(log);
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        let child = cmd.spawn().expect("memd serve starts");
+        Daemon {
+            child,
+            socket,
+            data_dir,
+        }
+    }
+
+    /// Waits (up to 20 s) until `memctl ping` succeeds.
+    pub fn wait_ready(&self) {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+        while std::time::Instant::now() < deadline {
+            if self.memctl(&["ping"]).status.success() {
+                return;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        panic!("memd did not come up on {}", self.socket.display());
+    }
+
+    /// Runs `memctl` against this daemon.
+    pub fn memctl(&self, args: &[&str]) -> Output {
+        Command::new(memctl_path())
+            .args(args)
+            .arg("--socket")
+            .arg(&self.socket)
+            .output()
+            .expect("memctl runs")
+    }
+
+    /// `memctl ... --json`, parsed; panics unless it succeeded.
+    pub fn json(&self, args: &[&str]) -> serde_json::Value {
+        let mut all = args.to_vec();
+        all.push("--json");
+        let out = self.memctl(&all);
+        assert!(
+            out.status.success(),
+            "memctl {args:?}: {}{}",
+            stdout(&out),
+            stderr(&out)
+        );
+        serde_json::from_str(&stdout(&out)).expect("memctl prints JSON")
+    }
+
+    /// Sends SIGTERM and waits for the exit.
+    pub fn stop(&mut self) -> std::process::ExitStatus {
+        let _ = Command::new("kill")
+            .arg("-TERM")
+            .arg(self.child.id().to_string())
+            .status();
+        self.child.wait().expect("memd exits")
+    }
+}
+
+impl Drop for Daemon {
+    fn drop(&mut self) {
+        if let Ok(None) = self.child.try_wait() {
+            let _ = Command::new("kill")
+                .arg("-TERM")
+                .arg(self.child.id().to_string())
+                .status();
+            let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+            while std::time::Instant::now() < deadline {
+                if let Ok(Some(_)) = self.child.try_wait() {
+                    return;
+                }
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
+
+/// Polls `check` until it holds, for up to 10 s; panics with `what`
+/// otherwise. (Visibility is eventual; the latency budget is measured by
+/// the benchmarks, not here.)
+pub fn eventually(what: &str, mut check: impl FnMut() -> bool) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while std::time::Instant::now() < deadline {
+        if check() {
+            return;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(25));
+    }
+    panic!("timed out waiting until {what}");
+}

@@ -1,0 +1,69 @@
+//! A blocking connection to the daemon.
+
+use std::io::ErrorKind;
+use std::os::unix::net::UnixStream;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use memd::protocol::{
+    decode, read_frame, write_frame, Encoding, FrameError, Request, RequestBody, Response,
+    MAX_FRAME_BYTES,
+};
+
+/// How long to wait for an answer (a reload may take a while).
+const TIMEOUT: Duration = Duration::from_secs(60);
+
+/// Why a request failed.
+#[derive(Debug)]
+pub enum ClientError {
+    /// Nothing listens on the socket.
+    NotRunning(PathBuf),
+    /// The exchange failed.
+    Frame(FrameError),
+}
+
+impl std::fmt::Display for ClientError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ClientError::NotRunning(p) => write!(f, "memd is not running on {}", p.display()),
+            ClientError::Frame(e) => write!(f, "talking to memd: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for ClientError {}
+
+impl From<FrameError> for ClientError {
+    fn from(e: FrameError) -> Self {
+        ClientError::Frame(e)
+    }
+}
+
+/// One connection.
+pub struct Client {
+    stream: UnixStream,
+}
+
+impl Client {
+    /// Connects to the socket.
+    pub fn connect(path: &Path) -> Result<Client, ClientError> {
+        match UnixStream::connect(path) {
+            Ok(stream) => {
+                let _ = stream.set_read_timeout(Some(TIMEOUT));
+                let _ = stream.set_write_timeout(Some(TIMEOUT));
+                Ok(Client { stream })
+            }
+            Err(e) if matches!(e.kind(), ErrorKind::NotFound | ErrorKind::ConnectionRefused) => {
+                Err(ClientError::NotRunning(path.to_path_buf()))
+            }
+            Err(e) => Err(ClientError::Frame(FrameError::Io(e))),
+        }
+    }
+
+    /// Sends one request and reads its response.
+    pub fn request(&mut self, request: RequestBody) -> Result<Response, ClientError> {
+        write_frame(&mut self.stream, Encoding::Postcard, &Request::new(request))?;
+        let (encoding, body) = read_frame(&mut self.stream, MAX_FRAME_BYTES)?;
+        Ok(decode(encoding, &body)?)
+    }
+}

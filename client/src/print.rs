@@ -1,0 +1,128 @@
+//! Replies as text for people.
+
+use std::time::Duration;
+
+use memd::protocol::{Reply, StatusReport};
+
+/// Prints a reply.
+pub fn reply(reply: &Reply, elapsed: Duration) {
+    match reply {
+        Reply::Pong {
+            daemon_version,
+            pid,
+        } => println!(
+            "memd {daemon_version} is up (pid {pid}); round trip {:.2} ms",
+            elapsed.as_secs_f64() * 1000.0
+        ),
+        Reply::Status(status) => print_status(status),
+        Reply::Answer(answer) => {
+            if !answer.block.is_empty() {
+                println!("{}", answer.block);
+            }
+        }
+        Reply::Explanation(e) => {
+            let score = e
+                .score
+                .map(|s| format!(", score {s:.3}"))
+                .unwrap_or_default();
+            println!(
+                "{} ({}): {}{score}",
+                e.id,
+                e.kind,
+                if e.shown { "shown" } else { "not shown" }
+            );
+            for reason in &e.reasons {
+                println!("  - {reason}");
+            }
+            if !e.dimensions.is_empty() {
+                let dims: Vec<String> = e
+                    .dimensions
+                    .iter()
+                    .map(|(k, v)| format!("{k} {v:.3}"))
+                    .collect();
+                println!("  dimensions: {}", dims.join(", "));
+            }
+        }
+        Reply::Item(item) => {
+            println!("{} ({}) at {}", item.id, item.kind, item.source);
+            if !item.tags.is_empty() {
+                println!("  tags: {}", item.tags.join(", "));
+            }
+            for (key, value) in &item.fields {
+                println!("  {key}: {value}");
+            }
+        }
+        Reply::Hits(hits) => {
+            if hits.is_empty() {
+                eprintln!("memctl: no item matches");
+            }
+            for h in hits {
+                println!(
+                    "{:.3}  {:<24} {:<12} {}  ({})",
+                    h.similarity, h.id, h.kind, h.title, h.source
+                );
+            }
+        }
+        Reply::Reloaded(r) => println!(
+            "reloaded in {:.1} ms: {} parsed, {} removed",
+            r.millis, r.parsed, r.removed
+        ),
+    }
+}
+
+fn print_status(s: &StatusReport) {
+    println!(
+        "memd {} (protocol {}), pid {}, up {:.0} s",
+        s.daemon_version, s.protocol_version, s.pid, s.uptime_secs
+    );
+    println!("socket:   {}", s.socket);
+    println!("data dir: {}", s.data_dir);
+    println!(
+        "config:   {}",
+        s.config.as_deref().unwrap_or("(none: defaults)")
+    );
+    println!("roots:");
+    for r in &s.roots {
+        println!(
+            "  {} [{}] {}{}",
+            r.path,
+            r.scope,
+            r.watch,
+            if r.exists { "" } else { " (missing)" }
+        );
+    }
+    let total: u64 = s.items.values().sum();
+    let per_kind: Vec<String> = s.items.iter().map(|(k, n)| format!("{k} {n}")).collect();
+    println!("files:    {} ({} ignored)", s.files, s.ignored_files.len());
+    println!("items:    {total} ({})", per_kind.join(", "));
+    println!(
+        "start-up: {} from the store, {} parsed, in {:.1} ms",
+        s.startup.from_store, s.startup.parsed, s.startup.millis
+    );
+    if let Some(r) = &s.last_reindex {
+        println!(
+            "last reindex: {} ({} parsed, {} removed, {:.1} ms)",
+            r.at, r.parsed, r.removed, r.millis
+        );
+    }
+    let l = &s.query_latency;
+    println!(
+        "queries:  {} (p50 {:.0} µs, p90 {:.0} µs, p99 {:.0} µs, max {:.0} µs)",
+        l.count, l.p50_us, l.p90_us, l.p99_us, l.max_us
+    );
+    println!(
+        "sessions: {}; pending evaluations: {}",
+        s.sessions, s.pending_evaluations
+    );
+    if s.errors.is_empty() {
+        println!("errors:   none");
+    } else {
+        println!("errors:");
+        for e in &s.errors {
+            println!("  {e}");
+        }
+    }
+    for i in &s.ignored_files {
+        println!("ignored:  {i}");
+    }
+}

@@ -1,0 +1,259 @@
+//! Answering one request. Everything here is synchronous and short: a read
+//! lock on the knowledge, the engine's work, a few bookkeeping locks.
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+use std::sync::mpsc::{self, Sender};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use crate::knowledge::view;
+use crate::knowledge::FileKind;
+use crate::protocol::{
+    ErrorKind, Query, Reply, RequestBody, Response, RootStatus, StatusReport, PROTOCOL_VERSION,
+};
+
+use super::state::Shared;
+use super::watch::Message;
+
+/// How long a request waits for the indexer (reload, project registration).
+const INDEXER_WAIT: Duration = Duration::from_secs(30);
+/// Search results when the request asks for none.
+const DEFAULT_SEARCH_LIMIT: usize = 10;
+
+/// Handles requests against the shared state.
+#[derive(Clone)]
+pub struct Handler {
+    pub shared: Arc<Shared>,
+    pub indexer: Sender<Message>,
+}
+
+impl Handler {
+    /// Answers one request.
+    pub fn handle(&self, request: RequestBody) -> Response {
+        match request {
+            RequestBody::Ping => Response::ok(Reply::Pong {
+                daemon_version: env!("CARGO_PKG_VERSION").to_string(),
+                pid: self.shared.info.pid,
+            }),
+            RequestBody::Status => Response::ok(Reply::Status(Box::new(self.status()))),
+            RequestBody::Query(query) => self.query(query),
+            RequestBody::Explain { id, query } => {
+                self.register_place(&query);
+                let exclude = self.seen(&query);
+                let k = self
+                    .shared
+                    .knowledge
+                    .read()
+                    .unwrap_or_else(|e| e.into_inner());
+                match k.engine.explain(&id, &query, &exclude) {
+                    Ok(Some(explanation)) => Response::ok(Reply::Explanation(explanation)),
+                    Ok(None) => not_found(&id),
+                    Err(err) => Response::error(ErrorKind::BadRequest, err.to_string()),
+                }
+            }
+            RequestBody::Get { id, query } => {
+                self.register_place(&query);
+                let k = self
+                    .shared
+                    .knowledge
+                    .read()
+                    .unwrap_or_else(|e| e.into_inner());
+                let scope = k.engine.scope_of(&query);
+                match k.engine.get_in(&id, scope) {
+                    Some(item) => Response::ok(Reply::Item(view::view(item))),
+                    None => not_found(&id),
+                }
+            }
+            RequestBody::Search { text, limit, query } => {
+                self.register_place(&query);
+                let k = self
+                    .shared
+                    .knowledge
+                    .read()
+                    .unwrap_or_else(|e| e.into_inner());
+                let scope = k.engine.scope_of(&query);
+                let limit = if limit == 0 {
+                    DEFAULT_SEARCH_LIMIT
+                } else {
+                    limit as usize
+                };
+                Response::ok(Reply::Hits(k.engine.search(&text, limit, scope)))
+            }
+            RequestBody::Reload => {
+                let (tx, rx) = mpsc::channel();
+                if self.indexer.send(Message::Reload(tx)).is_err() {
+                    return Response::error(ErrorKind::Internal, "the indexer has stopped");
+                }
+                match rx.recv_timeout(INDEXER_WAIT) {
+                    Ok(report) => Response::ok(Reply::Reloaded(report)),
+                    Err(_) => {
+                        Response::error(ErrorKind::Internal, "the reload did not finish in time")
+                    }
+                }
+            }
+        }
+    }
+
+    fn query(&self, query: Query) -> Response {
+        let started = Instant::now();
+        self.register_place(&query);
+        let exclude = self.seen(&query);
+        let answer = {
+            let k = self
+                .shared
+                .knowledge
+                .read()
+                .unwrap_or_else(|e| e.into_inner());
+            k.engine.query_excluding(&query, &exclude)
+        };
+        let answer = match answer {
+            Ok(answer) => answer,
+            Err(err) => return Response::error(ErrorKind::BadRequest, err.to_string()),
+        };
+        if let Some(session) = query.session_id.as_deref().filter(|s| !s.is_empty()) {
+            let mut sessions = self
+                .shared
+                .sessions
+                .lock()
+                .unwrap_or_else(|e| e.into_inner());
+            let seen = sessions.entry(session.to_string()).or_default();
+            seen.extend(answer.items.iter().map(|i| i.id.clone()));
+        }
+        let micros = started.elapsed().as_secs_f64() * 1e6;
+        self.shared
+            .latencies
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .record(micros);
+        Response::ok(Reply::Answer(answer))
+    }
+
+    /// The items the query's session has already been shown.
+    fn seen(&self, query: &Query) -> HashSet<String> {
+        let Some(session) = query.session_id.as_deref() else {
+            return HashSet::new();
+        };
+        let sessions = self
+            .shared
+            .sessions
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        sessions.get(session).cloned().unwrap_or_default()
+    }
+
+    /// Registers the repository a query comes from, the first time a query
+    /// names it, so its `.claude/memory` and `.memd` are loaded before the
+    /// answer.
+    fn register_place(&self, query: &Query) {
+        let Some(place) = query
+            .repo
+            .as_deref()
+            .filter(|r| r.starts_with('/'))
+            .or(query.cwd.as_deref().filter(|c| c.starts_with('/')))
+        else {
+            return;
+        };
+        let repo = {
+            let mut places = self.shared.places.lock().unwrap_or_else(|e| e.into_inner());
+            if places.contains_key(place) {
+                return;
+            }
+            let repo = repository_of(Path::new(place));
+            places.insert(place.to_string(), repo.clone());
+            repo
+        };
+        let Some(repo) = repo else { return };
+        let (tx, rx) = mpsc::channel();
+        if self.indexer.send(Message::Register(repo, tx)).is_ok() {
+            let _ = rx.recv_timeout(INDEXER_WAIT);
+        }
+    }
+
+    fn status(&self) -> StatusReport {
+        let info = &self.shared.info;
+        let k = self
+            .shared
+            .knowledge
+            .read()
+            .unwrap_or_else(|e| e.into_inner());
+        let counts = k.engine.counts();
+        let roots = k
+            .roots
+            .iter()
+            .map(|r| RootStatus {
+                path: r.path.display().to_string(),
+                scope: r
+                    .project
+                    .as_ref()
+                    .map_or("global".to_string(), |p| p.display().to_string()),
+                exists: r.path.is_dir(),
+                watch: r.watch.name().to_string(),
+            })
+            .collect();
+        let ignored_files = k
+            .engine
+            .files()
+            .iter()
+            .filter_map(|(path, state)| match &state.kind {
+                FileKind::Ignored(why) => Some(format!("{}: {why}", path.display())),
+                _ => None,
+            })
+            .collect();
+        StatusReport {
+            daemon_version: env!("CARGO_PKG_VERSION").to_string(),
+            protocol_version: PROTOCOL_VERSION,
+            pid: info.pid,
+            uptime_secs: info.started.elapsed().as_secs_f64(),
+            config: info.config.as_ref().map(|p| p.display().to_string()),
+            data_dir: info.data_dir.display().to_string(),
+            socket: info.socket.display().to_string(),
+            roots,
+            files: counts.files as u64,
+            ignored_files,
+            items: counts
+                .items
+                .iter()
+                .map(|(kind, n)| (kind.as_str().to_string(), *n as u64))
+                .collect(),
+            errors: k
+                .engine
+                .diagnostics()
+                .iter()
+                .map(|d| d.to_string())
+                .collect(),
+            startup: k.startup.clone(),
+            last_reindex: k.last.clone(),
+            query_latency: self
+                .shared
+                .latencies
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .report(),
+            pending_evaluations: 0,
+            sessions: self
+                .shared
+                .sessions
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .len() as u64,
+        }
+    }
+}
+
+fn not_found(id: &str) -> Response {
+    Response::error(
+        ErrorKind::NotFound,
+        format!("no item `{id}` is visible here"),
+    )
+}
+
+/// The repository containing `place`: the nearest ancestor with a `.git`
+/// or a `.memd`.
+pub fn repository_of(place: &Path) -> Option<PathBuf> {
+    place
+        .ancestors()
+        .find(|dir| dir.join(".git").exists() || dir.join(".memd").exists())
+        .filter(|dir| dir.parent().is_some())
+        .map(Path::to_path_buf)
+}

@@ -1,0 +1,244 @@
+//! `memd serve`: the per-user daemon. Start-up takes the lock, loads the
+//! index from the store (re-parsing only files that changed), starts the
+//! indexer thread that watches the roots, and serves the socket until
+//! SIGTERM or SIGINT; then in-flight requests finish and the socket is
+//! removed.
+//!
+//! - [`server`]: connections, frames, limits.
+//! - [`handler`]: answering each request.
+//! - [`watch`]: the indexer thread and the file watchers.
+//! - [`indexer`]: bringing memory and store in line with the disk.
+//! - [`state`]: what they share.
+
+pub mod handler;
+pub mod indexer;
+pub mod server;
+pub mod state;
+pub mod watch;
+
+use std::collections::HashMap;
+use std::fs::{File, OpenOptions};
+use std::io::Write;
+use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::{Duration, Instant};
+
+use crate::config::Config;
+use crate::engine::Engine;
+use crate::store::{Store, StoreError};
+
+use self::handler::Handler;
+use self::indexer::Pass;
+use self::state::{Info, Knowledge, Latencies, Root, Shared, WatchMode};
+
+/// Why the daemon could not start or run.
+#[derive(Debug, thiserror::Error)]
+pub enum DaemonError {
+    /// Another daemon holds the lock for this socket.
+    #[error("another memd is already running on {socket}{}", pid.map(|p| format!(" (pid {p})")).unwrap_or_default())]
+    AlreadyRunning { socket: PathBuf, pid: Option<u32> },
+    /// The data directory's database is in use by another daemon.
+    #[error("the database {0} is in use by another memd")]
+    DatabaseInUse(PathBuf),
+    /// A file-system step failed.
+    #[error("{what} {}: {source}", path.display())]
+    Io {
+        what: &'static str,
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    /// The store failed.
+    #[error("store: {0}")]
+    Store(#[from] StoreError),
+}
+
+fn io<'p>(what: &'static str, path: &'p Path) -> impl FnOnce(std::io::Error) -> DaemonError + 'p {
+    move |source| DaemonError::Io {
+        what,
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+/// What `memd serve` needs.
+pub struct ServeOptions {
+    pub config: Config,
+    pub socket: PathBuf,
+}
+
+/// Makes sure the socket's directory exists; a directory memd creates is
+/// private (0700).
+fn prepare_socket_dir(socket: &Path) -> Result<(), DaemonError> {
+    let Some(dir) = socket.parent().filter(|d| !d.as_os_str().is_empty()) else {
+        return Ok(());
+    };
+    if !dir.exists() {
+        std::fs::create_dir_all(dir).map_err(io("cannot create the socket directory", dir))?;
+        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))
+            .map_err(io("cannot make the socket directory private", dir))?;
+    }
+    Ok(())
+}
+
+/// Takes the per-socket lock before the socket is touched, and writes our
+/// pid into it.
+fn take_lock(socket: &Path) -> Result<File, DaemonError> {
+    let mut name = socket.as_os_str().to_owned();
+    name.push(".lock");
+    let path = PathBuf::from(name);
+    let mut file = OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .read(true)
+        .write(true)
+        .mode(0o600)
+        .open(&path)
+        .map_err(io("cannot open the lock file", &path))?;
+    if file.try_lock().is_err() {
+        let pid = std::fs::read_to_string(&path)
+            .ok()
+            .and_then(|s| s.trim().parse().ok());
+        return Err(DaemonError::AlreadyRunning {
+            socket: socket.to_path_buf(),
+            pid,
+        });
+    }
+    file.set_len(0)
+        .map_err(io("cannot write the lock file", &path))?;
+    writeln!(file, "{}", std::process::id()).map_err(io("cannot write the lock file", &path))?;
+    Ok(file)
+}
+
+/// Loads the knowledge: the store first, then a rescan for what changed.
+fn start_up(config: &Config, store: &Store) -> Knowledge {
+    let mut k = Knowledge {
+        engine: Engine::new(config),
+        ..Knowledge::default()
+    };
+    let projects = store.projects().unwrap_or_else(|err| {
+        tracing::warn!("cannot read the registered projects: {err}");
+        Vec::new()
+    });
+    for (path, project) in indexer::roots_for(&config.roots, &projects) {
+        if k.roots.iter().any(|r| r.path == path) {
+            continue;
+        }
+        let scope = indexer::scope_for(&mut k, project.as_deref());
+        k.roots.push(Root {
+            path,
+            scope,
+            project,
+            watch: WatchMode::None,
+            ino: None,
+        });
+    }
+    let mut pass = Pass::new();
+    indexer::load_from_store(&mut k, store, &mut pass);
+    indexer::rescan(&mut k, &mut pass);
+    k.startup = pass.finish(store);
+    k
+}
+
+/// Runs the daemon until SIGTERM or SIGINT.
+pub fn run(options: ServeOptions) -> Result<(), DaemonError> {
+    let ServeOptions { config, socket } = options;
+    prepare_socket_dir(&socket)?;
+    let lock = take_lock(&socket)?;
+    if socket.exists() {
+        tracing::info!("removing the stale socket {}", socket.display());
+        std::fs::remove_file(&socket).map_err(io("cannot remove the stale socket", &socket))?;
+    }
+    std::fs::create_dir_all(&config.data_dir)
+        .map_err(io("cannot create the data directory", &config.data_dir))?;
+    let db_path = config.data_dir.join("memd.redb");
+    let (store, report) = match Store::open(&db_path) {
+        Ok(opened) => opened,
+        Err(StoreError::Db(redb::Error::DatabaseAlreadyOpen)) => {
+            return Err(DaemonError::DatabaseInUse(db_path))
+        }
+        Err(err) => return Err(err.into()),
+    };
+    if let Some(why) = report.rebuilt {
+        tracing::warn!("rebuilding the index from the source files: {why}");
+    }
+    let store = Arc::new(store);
+    let started = Instant::now();
+    let knowledge = start_up(&config, &store);
+    tracing::info!(
+        "loaded {} files ({} from the store, {} parsed) in {:.1} ms",
+        knowledge.files.len(),
+        knowledge.startup.from_store,
+        knowledge.startup.parsed,
+        started.elapsed().as_secs_f64() * 1000.0
+    );
+    let shared = Arc::new(Shared {
+        knowledge: RwLock::new(knowledge),
+        sessions: Mutex::new(HashMap::new()),
+        latencies: Mutex::new(Latencies::default()),
+        places: Mutex::new(HashMap::new()),
+        info: Info {
+            started,
+            pid: std::process::id(),
+            config: config.path.clone(),
+            data_dir: config.data_dir.clone(),
+            socket: socket.clone(),
+        },
+    });
+    let (indexer_tx, indexer_thread) = watch::spawn(shared.clone(), store.clone());
+    let handler = Handler {
+        shared,
+        indexer: indexer_tx.clone(),
+    };
+    let limits = server::Limits {
+        max_connections: config.daemon.max_connections.max(1),
+        read_timeout: Duration::from_millis(config.daemon.read_timeout_ms.max(1)),
+        max_frame: config.daemon.max_frame_bytes,
+        shutdown_grace: Duration::from_secs(5),
+    };
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(io("cannot start the runtime for", &socket))?;
+    let served = runtime.block_on(async {
+        let listener =
+            tokio::net::UnixListener::bind(&socket).map_err(io("cannot listen on", &socket))?;
+        std::fs::set_permissions(&socket, std::fs::Permissions::from_mode(0o600))
+            .map_err(io("cannot restrict the socket", &socket))?;
+        let uid = server::owner_uid(&socket).map_err(io("cannot read the owner of", &socket))?;
+        tracing::info!(
+            "memd {} listening on {}",
+            env!("CARGO_PKG_VERSION"),
+            socket.display()
+        );
+        let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
+        tokio::spawn(async move {
+            wait_for_signal().await;
+            tracing::info!("shutting down");
+            let _ = stop_tx.send(true);
+        });
+        server::serve(listener, handler, limits, uid, stop_rx).await;
+        Ok::<(), DaemonError>(())
+    });
+    let _ = indexer_tx.send(watch::Message::Shutdown);
+    let _ = indexer_thread.join();
+    let _ = std::fs::remove_file(&socket);
+    drop(lock);
+    served
+}
+
+async fn wait_for_signal() {
+    use tokio::signal::unix::{signal, SignalKind};
+    let mut term = match signal(SignalKind::terminate()) {
+        Ok(s) => s,
+        Err(_) => {
+            let _ = tokio::signal::ctrl_c().await;
+            return;
+        }
+    };
+    tokio::select! {
+        _ = term.recv() => {}
+        _ = tokio::signal::ctrl_c() => {}
+    }
+}

@@ -1,0 +1,142 @@
+//! The daemon's shared state: the knowledge (one writer, the indexer; many
+//! readers, the connections), sessions, query latencies, and facts for
+//! `status`.
+
+use std::collections::{HashMap, HashSet, VecDeque};
+use std::path::PathBuf;
+use std::sync::{Mutex, RwLock};
+use std::time::Instant;
+
+use crate::engine::{Engine, ScopeId};
+use crate::protocol::{Latency, ReindexReport};
+
+/// How a root is watched.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WatchMode {
+    /// Native events (inotify, FSEvents, kqueue).
+    Native,
+    /// Polled, because native watches ran out (or polling was asked for).
+    Polling,
+    /// Not watched: the root does not exist (yet).
+    None,
+}
+
+impl WatchMode {
+    /// The name shown in status.
+    pub fn name(self) -> &'static str {
+        match self {
+            WatchMode::Native => "inotify",
+            WatchMode::Polling => "polling",
+            WatchMode::None => "none",
+        }
+    }
+}
+
+/// A knowledge root.
+#[derive(Debug, Clone)]
+pub struct Root {
+    pub path: PathBuf,
+    pub scope: ScopeId,
+    /// The repository of a project root.
+    pub project: Option<PathBuf>,
+    pub watch: WatchMode,
+    /// The inode of the directory being watched.
+    pub ino: Option<u64>,
+}
+
+/// What was read of a file, to tell whether it changed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FileMeta {
+    pub size: u64,
+    pub mtime_ns: i128,
+    pub hash: u64,
+}
+
+/// Everything the indexer writes and queries read.
+#[derive(Default)]
+pub struct Knowledge {
+    pub engine: Engine,
+    pub files: HashMap<PathBuf, FileMeta>,
+    pub roots: Vec<Root>,
+    pub startup: ReindexReport,
+    pub last: Option<ReindexReport>,
+}
+
+impl Knowledge {
+    /// The root a path lies under (the longest match).
+    pub fn root_of(&self, path: &std::path::Path) -> Option<&Root> {
+        self.roots
+            .iter()
+            .filter(|r| path.starts_with(&r.path))
+            .max_by_key(|r| r.path.as_os_str().len())
+    }
+}
+
+/// The last query latencies, for percentiles.
+pub struct Latencies {
+    window: VecDeque<f64>,
+    count: u64,
+}
+
+/// How many recent queries the percentiles cover.
+const LATENCY_WINDOW: usize = 4096;
+
+impl Default for Latencies {
+    fn default() -> Self {
+        Latencies {
+            window: VecDeque::with_capacity(LATENCY_WINDOW),
+            count: 0,
+        }
+    }
+}
+
+impl Latencies {
+    /// Records one query's duration.
+    pub fn record(&mut self, micros: f64) {
+        if self.window.len() == LATENCY_WINDOW {
+            self.window.pop_front();
+        }
+        self.window.push_back(micros);
+        self.count += 1;
+    }
+
+    /// Percentiles over the window.
+    pub fn report(&self) -> Latency {
+        let mut sorted: Vec<f64> = self.window.iter().copied().collect();
+        sorted.sort_by(f64::total_cmp);
+        let at = |p: f64| {
+            if sorted.is_empty() {
+                0.0
+            } else {
+                sorted[((sorted.len() - 1) as f64 * p).round() as usize]
+            }
+        };
+        Latency {
+            count: self.count,
+            p50_us: at(0.5),
+            p90_us: at(0.9),
+            p99_us: at(0.99),
+            max_us: sorted.last().copied().unwrap_or(0.0),
+        }
+    }
+}
+
+/// Fixed facts about this daemon.
+pub struct Info {
+    pub started: Instant,
+    pub pid: u32,
+    pub config: Option<PathBuf>,
+    pub data_dir: PathBuf,
+    pub socket: PathBuf,
+}
+
+/// The state shared by the indexer and the connections.
+pub struct Shared {
+    pub knowledge: RwLock<Knowledge>,
+    /// Items each session has been shown.
+    pub sessions: Mutex<HashMap<String, HashSet<String>>>,
+    pub latencies: Mutex<Latencies>,
+    /// Working directories already resolved to a project (or none).
+    pub places: Mutex<HashMap<String, Option<PathBuf>>>,
+    pub info: Info,
+}
