@@ -13,6 +13,11 @@ use serde::{Deserialize, Serialize};
 
 use crate::knowledge::{Diagnostic, FileKind, Item};
 
+/// redb's page cache. The store is read once at start-up and written a
+/// file at a time, so a small cache costs nothing and keeps the daemon's
+/// memory for the index.
+const CACHE_BYTES: usize = 8 * 1024 * 1024;
+
 /// Bumped whenever a stored type changes shape.
 pub const SCHEMA_VERSION: u32 = 1;
 
@@ -85,7 +90,7 @@ impl Store {
     /// aside and a fresh one created.
     pub fn open(path: &Path) -> Result<(Store, OpenReport), StoreError> {
         let mut report = OpenReport::default();
-        let db = match Database::create(path) {
+        let db = match Database::builder().set_cache_size(CACHE_BYTES).create(path) {
             Ok(db) => db,
             Err(redb::DatabaseError::DatabaseAlreadyOpen) => {
                 return Err(redb::DatabaseError::DatabaseAlreadyOpen.into())
@@ -93,7 +98,9 @@ impl Store {
             Err(err) => {
                 report.rebuilt = Some(format!("could not open the database ({err})"));
                 set_aside(path)?;
-                Database::create(path)?
+                Database::builder()
+                    .set_cache_size(CACHE_BYTES)
+                    .create(path)?
             }
         };
         let store = Store { db };
@@ -141,21 +148,31 @@ impl Store {
         Ok(())
     }
 
-    /// Every stored file. Records that do not decode are skipped and their
-    /// paths returned, so their files are re-parsed.
-    pub fn files(&self) -> Result<StoredFiles, StoreError> {
+    /// Calls `visit` with each stored file that decodes, one at a time (so
+    /// start-up never holds every record at once); returns the paths of
+    /// those that do not, so their files are re-parsed.
+    pub fn visit_files(
+        &self,
+        mut visit: impl FnMut(PathBuf, FileRecord),
+    ) -> Result<Vec<PathBuf>, StoreError> {
         let txn = self.db.begin_read()?;
         let table = txn.open_table(FILES)?;
-        let mut good = Vec::new();
         let mut bad = Vec::new();
         for entry in table.iter()? {
             let (key, value) = entry?;
             let path = PathBuf::from(key.value());
             match postcard::from_bytes::<FileRecord>(value.value()) {
-                Ok(record) => good.push((path, record)),
+                Ok(record) => visit(path, record),
                 Err(_) => bad.push(path),
             }
         }
+        Ok(bad)
+    }
+
+    /// Every stored file that decodes, and the paths of those that do not.
+    pub fn files(&self) -> Result<StoredFiles, StoreError> {
+        let mut good = Vec::new();
+        let bad = self.visit_files(|path, record| good.push((path, record)))?;
         Ok((good, bad))
     }
 

@@ -78,31 +78,17 @@ fn mtime_ns(meta: &std::fs::Metadata) -> i128 {
 /// Loads what the store holds, trusting a record whose file still has the
 /// same size and modification time, and re-parsing the rest.
 pub fn load_from_store(k: &mut Knowledge, store: &Store, pass: &mut Pass) {
-    let (records, unreadable) = match store.files() {
-        Ok(found) => found,
-        Err(err) => {
-            tracing::warn!("cannot read stored files, re-parsing everything: {err}");
-            return;
-        }
-    };
-    for path in unreadable {
-        tracing::warn!(
-            "stored record of {} does not decode; re-parsing it",
-            path.display()
-        );
-    }
-    for (path, record) in records {
+    let mut orphans = Vec::new();
+    let visited = store.visit_files(|path, record| {
         let Some(root) = k.root_of(&path) else {
-            pass.remove.push(path);
-            continue;
+            orphans.push(path);
+            return;
         };
         let scope = root.scope;
-        let current = std::fs::metadata(&path).ok();
-        let same = current
-            .as_ref()
-            .is_some_and(|m| m.len() == record.size && mtime_ns(m) == record.mtime_ns);
+        let same = std::fs::metadata(&path)
+            .is_ok_and(|m| m.len() == record.size && mtime_ns(&m) == record.mtime_ns);
         if !same {
-            continue; // the rescan that follows re-parses or removes it
+            return; // the rescan that follows re-parses or removes it
         }
         k.files.insert(
             path.clone(),
@@ -120,7 +106,19 @@ pub fn load_from_store(k: &mut Knowledge, store: &Store, pass: &mut Pass) {
         };
         k.engine.apply_scoped(load, scope);
         pass.from_store += 1;
+    });
+    match visited {
+        Ok(unreadable) => {
+            for path in unreadable {
+                tracing::warn!(
+                    "stored record of {} does not decode; re-parsing it",
+                    path.display()
+                );
+            }
+        }
+        Err(err) => tracing::warn!("cannot read stored files, re-parsing everything: {err}"),
     }
+    pass.remove.extend(orphans);
 }
 
 /// Brings one path in line with the disk: a knowledge file is (re)loaded

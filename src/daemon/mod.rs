@@ -137,6 +137,7 @@ fn start_up(config: &Config, store: &Store) -> Knowledge {
     indexer::load_from_store(&mut k, store, &mut pass);
     indexer::rescan(&mut k, &mut pass);
     k.startup = pass.finish(store);
+    k.engine.shrink_to_fit();
     k
 }
 
@@ -165,6 +166,7 @@ pub fn run(options: ServeOptions) -> Result<(), DaemonError> {
     let store = Arc::new(store);
     let started = Instant::now();
     let knowledge = start_up(&config, &store);
+    release_freed_memory();
     tracing::info!(
         "loaded {} files ({} from the store, {} parsed) in {:.1} ms",
         knowledge.files.len(),
@@ -226,6 +228,22 @@ pub fn run(options: ServeOptions) -> Result<(), DaemonError> {
     let _ = std::fs::remove_file(&socket);
     drop(lock);
     served
+}
+
+/// Hands the start-up's transient allocations back to the system (glibc
+/// keeps freed memory in its arenas otherwise).
+fn release_freed_memory() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    {
+        extern "C" {
+            fn malloc_trim(pad: usize) -> i32;
+        }
+        // SAFETY: malloc_trim only returns free heap pages to the kernel;
+        // it takes no pointers and is safe to call at any time.
+        unsafe {
+            malloc_trim(0);
+        }
+    }
 }
 
 async fn wait_for_signal() {

@@ -118,6 +118,15 @@ impl Engine {
         }
     }
 
+    /// Releases spare capacity after a bulk load.
+    pub fn shrink_to_fit(&mut self) {
+        self.index.shrink_to_fit();
+        self.slots.shrink_to_fit();
+        self.doc_slots.shrink_to_fit();
+        self.claims.shrink_to_fit();
+        self.live.shrink_to_fit();
+    }
+
     /// Registers a project (a repository's path) and returns its scope;
     /// registering it again returns the same scope.
     pub fn register_project(&mut self, repo: &Path) -> ScopeId {

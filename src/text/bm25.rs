@@ -127,6 +127,17 @@ impl TextIndex {
         self.term_ids.get(term).copied()
     }
 
+    /// Releases the spare capacity of the posting lists (after a bulk load,
+    /// where list growth by doubling leaves much of it unused).
+    pub fn shrink_to_fit(&mut self) {
+        for p in &mut self.postings {
+            p.docs.shrink_to_fit();
+            p.tf.shrink_to_fit();
+        }
+        self.postings.shrink_to_fit();
+        self.docs.shrink_to_fit();
+    }
+
     /// The live documents in which any of `term_ids` occurs in any of
     /// `fields`, sorted and distinct. Ids the index never gave out are
     /// ignored.

@@ -1,6 +1,8 @@
 //! Text to terms: Unicode word segmentation, lower case, identifiers split at
 //! `_` and camelCase humps, English stop words dropped, Snowball stemming.
 
+use std::cell::RefCell;
+use std::collections::HashMap;
 use std::sync::OnceLock;
 
 use rust_stemmers::{Algorithm, Stemmer};
@@ -51,12 +53,34 @@ pub fn for_each_term(text: &str, mut f: impl FnMut(String)) {
     }
 }
 
+/// Words stemmed per thread are remembered (up to this many): knowledge
+/// reuses a small vocabulary, and stemming is the bulk of indexing.
+const STEM_CACHE_WORDS: usize = 65_536;
+
+thread_local! {
+    /// Word -> its term, or `None` for a word that is no term (too short,
+    /// a stop word).
+    static STEMS: RefCell<HashMap<String, Option<String>>> = RefCell::new(HashMap::new());
+}
+
 fn emit(word: &str, f: &mut impl FnMut(String)) {
     let word = word.trim_matches('_');
-    if word.chars().count() < 2 || is_stop_word(word) {
-        return;
+    let term = STEMS.with(|cache| {
+        let mut cache = cache.borrow_mut();
+        if let Some(term) = cache.get(word) {
+            return term.clone();
+        }
+        let term = (word.chars().count() >= 2 && !is_stop_word(word))
+            .then(|| stemmer().stem(word).into_owned());
+        if cache.len() >= STEM_CACHE_WORDS {
+            cache.clear();
+        }
+        cache.insert(word.to_string(), term.clone());
+        term
+    });
+    if let Some(term) = term {
+        f(term);
     }
-    f(stemmer().stem(word).into_owned());
 }
 
 /// Splits `snake_case` and `camelCase` into parts; one part when neither.

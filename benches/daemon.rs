@@ -1,0 +1,355 @@
+//! The daemon's budgets (SPEC section 10), measured against the real `memd`
+//! and `memctl` binaries on generated corpora:
+//!
+//! - `memctl query` against `memctl ping`, end to end (spawn, connect,
+//!   score, render), p50 ratio at 10k items;
+//! - a saved file visible to queries, p99;
+//! - restart with 100k items already in redb: time until it answers;
+//! - resident memory at 100k items;
+//! - 100 concurrent clients: errors, p50 and p99.
+//!
+//! `cargo bench --bench daemon` (it builds `memctl` in release first if it
+//! is not there). Pass `quick` for smaller corpora while iterating, and any
+//! of `e2e`, `save`, `restart`, `concurrent` to run only those.
+
+mod corpus;
+
+use std::io::{Read, Write};
+use std::os::unix::net::UnixStream;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use memd::protocol::{
+    decode, encode, Encoding, Outcome, Query, Reply, Request, RequestBody, Response,
+};
+
+fn percentile(sorted: &[Duration], p: f64) -> Duration {
+    sorted[((sorted.len() as f64 - 1.0) * p).round() as usize]
+}
+
+fn memctl_path() -> PathBuf {
+    let path = PathBuf::from(env!("CARGO_BIN_EXE_memd")).with_file_name("memctl");
+    if !path.exists() {
+        let status = Command::new(env!("CARGO"))
+            .args(["build", "--release", "-p", "memctl"])
+            .status()
+            .expect("cargo runs");
+        assert!(status.success(), "building memctl failed");
+    }
+    path
+}
+
+struct Daemon {
+    child: Child,
+    socket: PathBuf,
+}
+
+impl Daemon {
+    fn start(dir: &Path, root: &Path) -> (Daemon, Duration) {
+        let socket = dir.join("memd.sock");
+        let config = dir.join("memd.toml");
+        std::fs::write(&config, "roots = []\n[daemon]\nlog = \"warn\"\n").unwrap();
+        let started = Instant::now();
+        let child = Command::new(env!("CARGO_BIN_EXE_memd"))
+            .arg("serve")
+            .arg("--config")
+            .arg(&config)
+            .arg("--data-dir")
+            .arg(dir.join("data"))
+            .arg("--socket")
+            .arg(&socket)
+            .arg("--root")
+            .arg(root)
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let daemon = Daemon { child, socket };
+        loop {
+            if let Ok(mut c) = Conn::open(&daemon.socket) {
+                if c.ask(RequestBody::Ping).is_ok() {
+                    break;
+                }
+            }
+            assert!(
+                started.elapsed() < Duration::from_secs(120),
+                "memd did not start"
+            );
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        let ready = started.elapsed();
+        (daemon, ready)
+    }
+
+    fn rss_mib(&self) -> f64 {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id()))
+            .unwrap_or_default();
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix("VmRSS:"))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<f64>().ok())
+            .map_or(0.0, |kb| kb / 1024.0)
+    }
+
+    fn stop(mut self) {
+        let _ = Command::new("kill")
+            .arg("-TERM")
+            .arg(self.child.id().to_string())
+            .status();
+        let _ = self.child.wait();
+    }
+}
+
+/// A persistent postcard connection.
+struct Conn {
+    stream: UnixStream,
+}
+
+impl Conn {
+    fn open(socket: &Path) -> std::io::Result<Conn> {
+        let stream = UnixStream::connect(socket)?;
+        stream.set_read_timeout(Some(Duration::from_secs(30)))?;
+        Ok(Conn { stream })
+    }
+
+    fn ask(&mut self, request: RequestBody) -> Result<Reply, String> {
+        let frame =
+            encode(Encoding::Postcard, &Request::new(request)).map_err(|e| e.to_string())?;
+        self.stream.write_all(&frame).map_err(|e| e.to_string())?;
+        let mut header = [0u8; 4];
+        self.stream
+            .read_exact(&mut header)
+            .map_err(|e| e.to_string())?;
+        let mut payload = vec![0u8; u32::from_be_bytes(header) as usize];
+        self.stream
+            .read_exact(&mut payload)
+            .map_err(|e| e.to_string())?;
+        let encoding = Encoding::from_byte(payload[0]).ok_or("bad encoding")?;
+        let response: Response = decode(encoding, &payload[1..]).map_err(|e| e.to_string())?;
+        match response.outcome {
+            Outcome::Ok(reply) => Ok(reply),
+            Outcome::Error(e) => Err(e.message),
+        }
+    }
+}
+
+fn corpus(dir: &Path, items: usize) -> PathBuf {
+    let root = dir.join("knowledge");
+    std::fs::create_dir_all(&root).unwrap();
+    let vocab = corpus::vocabulary();
+    corpus::write_corpus(&root, items, &mut corpus::Rng(items as u64), &vocab);
+    root
+}
+
+fn task(rng: &mut corpus::Rng, vocab: &[String]) -> String {
+    let words = 5 + rng.below(8);
+    corpus::sentence(rng, vocab, words)
+}
+
+/// memctl query vs memctl ping, end to end, at `items` items.
+fn client_end_to_end(items: usize) {
+    let memctl = memctl_path();
+    let dir = tempfile::tempdir().unwrap();
+    let root = corpus(dir.path(), items);
+    let (daemon, _) = Daemon::start(dir.path(), &root);
+    let vocab = corpus::vocabulary();
+    let mut rng = corpus::Rng(7);
+    let run = |args: &[&str]| {
+        let t = Instant::now();
+        let out = Command::new(&memctl)
+            .args(args)
+            .arg("--socket")
+            .arg(&daemon.socket)
+            .stdout(Stdio::null())
+            .status()
+            .unwrap();
+        assert!(out.success());
+        t.elapsed()
+    };
+    let (mut ping, mut query) = (Vec::new(), Vec::new());
+    for i in 0..400 {
+        let t = task(&mut rng, &vocab);
+        let (p, q) = (
+            run(&["ping"]),
+            run(&["query", "--task", &t, "--agent", corpus::ROLES[i % 4]]),
+        );
+        if i >= 20 {
+            ping.push(p);
+            query.push(q);
+        }
+    }
+    ping.sort();
+    query.sort();
+    let (p50p, p50q) = (percentile(&ping, 0.5), percentile(&query, 0.5));
+    println!(
+        "memctl end to end at {items} items: ping p50 {:.2?} p99 {:.2?}; query p50 {:.2?} p99 {:.2?}; p50 ratio {:.2} (budget 2.00)",
+        p50p,
+        percentile(&ping, 0.99),
+        p50q,
+        percentile(&query, 0.99),
+        p50q.as_secs_f64() / p50p.as_secs_f64()
+    );
+    daemon.stop();
+}
+
+/// Save-to-visible latency: a file rewritten, then polled until served.
+fn save_to_visible(items: usize) {
+    let dir = tempfile::tempdir().unwrap();
+    let root = corpus(dir.path(), items);
+    let (daemon, _) = Daemon::start(dir.path(), &root);
+    let mut conn = Conn::open(&daemon.socket).unwrap();
+    let file = root.join("live-edit.yaml");
+    let mut times = Vec::new();
+    for i in 0..120 {
+        let title = format!("edit number {i}");
+        std::fs::write(
+            &file,
+            format!("gotchas:\n  - id: LIVE-1\n    title: {title}\n    fix: f\n"),
+        )
+        .unwrap();
+        let t = Instant::now();
+        loop {
+            let seen = match conn.ask(RequestBody::Get {
+                id: "LIVE-1".into(),
+                query: Query::default(),
+            }) {
+                Ok(Reply::Item(item)) => {
+                    item.fields.iter().any(|(k, v)| k == "title" && *v == title)
+                }
+                _ => false,
+            };
+            if seen {
+                break;
+            }
+            assert!(
+                t.elapsed() < Duration::from_secs(10),
+                "edit {i} never became visible"
+            );
+            std::thread::sleep(Duration::from_micros(200));
+        }
+        if i >= 20 {
+            times.push(t.elapsed());
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    times.sort();
+    println!(
+        "save to visible at {items} items: {} saves, p50 {:.1?}, p99 {:.1?}, max {:.1?} (budget p99 < 150 ms)",
+        times.len(),
+        percentile(&times, 0.5),
+        percentile(&times, 0.99),
+        times.last().unwrap()
+    );
+    daemon.stop();
+}
+
+/// Restart with the items already in redb, and memory once loaded.
+fn restart_and_memory(items: usize) {
+    let dir = tempfile::tempdir().unwrap();
+    let root = corpus(dir.path(), items);
+    if let Some(keep) = std::env::var_os("MEMD_BENCH_KEEP") {
+        // For profiling: copy the corpus somewhere that outlives the run.
+        let _ = Command::new("cp").arg("-r").arg(&root).arg(&keep).status();
+    }
+    let (first, cold) = Daemon::start(dir.path(), &root);
+    let cold_rss = first.rss_mib();
+    first.stop();
+    let (second, warm) = Daemon::start(dir.path(), &root);
+    let mut conn = Conn::open(&second.socket).unwrap();
+    let Ok(Reply::Status(status)) = conn.ask(RequestBody::Status) else {
+        panic!("status")
+    };
+    let rss = second.rss_mib();
+    println!(
+        "{items} items: first start (parse everything) ready in {cold:.2?}, RSS {cold_rss:.0} MiB; restart from redb ready in {warm:.2?} ({} files from the store, {} parsed), RSS {rss:.0} MiB (budgets: ready < 1 s, RSS < 150 MB)",
+        status.startup.from_store, status.startup.parsed
+    );
+    second.stop();
+}
+
+/// Many clients at once, each on its own connection.
+fn concurrent_clients(items: usize, clients: usize, per_client: usize) {
+    let dir = tempfile::tempdir().unwrap();
+    let root = corpus(dir.path(), items);
+    let (daemon, _) = Daemon::start(dir.path(), &root);
+    let socket = daemon.socket.clone();
+    let barrier = std::sync::Arc::new(std::sync::Barrier::new(clients));
+    let handles: Vec<_> = (0..clients)
+        .map(|c| {
+            let socket = socket.clone();
+            let barrier = barrier.clone();
+            std::thread::spawn(move || {
+                let vocab = corpus::vocabulary();
+                let mut rng = corpus::Rng(c as u64 + 1);
+                let mut times = Vec::new();
+                let mut errors = 0;
+                let mut conn = Conn::open(&socket);
+                barrier.wait();
+                for i in 0..per_client {
+                    let query = Query {
+                        task: task(&mut rng, &vocab),
+                        agent: Some(corpus::ROLES[i % 4].into()),
+                        session_id: Some(format!("client-{c}")),
+                        ..Query::default()
+                    };
+                    let t = Instant::now();
+                    let ok = match conn.as_mut() {
+                        Ok(conn) => {
+                            matches!(conn.ask(RequestBody::Query(query)), Ok(Reply::Answer(_)))
+                        }
+                        Err(_) => false,
+                    };
+                    times.push(t.elapsed());
+                    if !ok {
+                        errors += 1;
+                    }
+                }
+                (times, errors)
+            })
+        })
+        .collect();
+    let mut all = Vec::new();
+    let mut errors = 0;
+    for h in handles {
+        let (times, e) = h.join().unwrap();
+        all.extend(times);
+        errors += e;
+    }
+    all.sort();
+    println!(
+        "{clients} concurrent clients x {per_client} queries at {items} items: {errors} errors, p50 {:.2?}, p99 {:.2?}, max {:.2?}",
+        percentile(&all, 0.5),
+        percentile(&all, 0.99),
+        all.last().unwrap()
+    );
+    daemon.stop();
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let quick = args.iter().any(|a| a == "quick");
+    let names = ["e2e", "save", "restart", "concurrent"];
+    let chosen: Vec<&str> = names
+        .iter()
+        .copied()
+        .filter(|n| args.iter().any(|a| a == n))
+        .collect();
+    let wants = |name: &str| chosen.is_empty() || chosen.contains(&name);
+    let (small, large) = if quick {
+        (1_000, 10_000)
+    } else {
+        (10_000, 100_000)
+    };
+    if wants("e2e") {
+        client_end_to_end(small);
+    }
+    if wants("save") {
+        save_to_visible(small);
+    }
+    if wants("restart") {
+        restart_and_memory(large);
+    }
+    if wants("concurrent") {
+        concurrent_clients(small, 100, 50);
+    }
+}
