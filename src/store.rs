@@ -16,7 +16,7 @@ use crate::knowledge::{Diagnostic, FileKind, Item};
 /// redb's page cache. The store is read once at start-up and written a
 /// file at a time, so a small cache costs nothing and keeps the daemon's
 /// memory for the index.
-const CACHE_BYTES: usize = 8 * 1024 * 1024;
+const CACHE_BYTES: usize = 2 * 1024 * 1024;
 
 /// Bumped whenever a stored type changes shape.
 pub const SCHEMA_VERSION: u32 = 1;

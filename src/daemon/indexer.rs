@@ -98,11 +98,21 @@ pub fn load_from_store(k: &mut Knowledge, store: &Store, pass: &mut Pass) {
                 hash: record.hash,
             },
         );
+        // Every item of the file shares one copy of its path.
+        let shared: Arc<Path> = Arc::from(path.as_path());
+        let mut items = record.items;
+        for item in &mut items {
+            item.source.file = shared.clone();
+        }
+        let mut errors = record.errors;
+        for error in &mut errors {
+            error.file = shared.clone();
+        }
         let load = FileLoad {
-            path: Arc::from(path.as_path()),
+            path: shared,
             kind: record.kind,
-            items: record.items,
-            errors: record.errors,
+            items,
+            errors,
         };
         k.engine.apply_scoped(load, scope);
         pass.from_store += 1;

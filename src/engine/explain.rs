@@ -191,16 +191,11 @@ pub(super) fn explain(
             });
         }
         Body::Learning(l) => {
-            if let Features::Learning {
-                keywords,
-                context,
-                error_type,
-            } = &live.features
-            {
+            if let Features::Learning(t) = &live.features {
                 let s = learning::similarity(
-                    keywords,
-                    context,
-                    error_type,
+                    &t.keywords,
+                    &t.context,
+                    &t.error_type,
                     &facts.keyword_terms,
                     &facts.context_terms,
                 );
@@ -230,7 +225,7 @@ pub(super) fn explain(
                 o.kind,
                 hours,
                 same,
-                observation::keyword_overlap(&o.content.to_lowercase(), &words),
+                observation::keyword_overlap(&o.content, &words),
             );
             put("recency", s.recency);
             put("importance", s.importance);

@@ -47,6 +47,13 @@ pub(crate) struct PatternFeatures {
     pub learned_on: Option<i64>,
 }
 
+/// A learning's term sets (sorted term ids), in one allocation.
+pub(crate) struct LearningTerms {
+    pub keywords: Vec<u32>,
+    pub context: Vec<u32>,
+    pub error_type: Vec<u32>,
+}
+
 /// Per-kind features.
 pub(crate) enum Features {
     /// Nothing beyond the text index (anti-patterns, experience, exemplars,
@@ -62,19 +69,14 @@ pub(crate) enum Features {
     },
     /// A lesson: pinned in its file.
     Lesson { pinned: bool },
-    /// A learning's term sets for seed 003 (sorted term ids).
-    Learning {
-        keywords: Box<[u32]>,
-        context: Box<[u32]>,
-        error_type: Box<[u32]>,
-    },
+    /// A learning's term sets for seed 003.
+    Learning(Box<LearningTerms>),
     /// An observation's scoring inputs (seed 002).
     Observation {
         created_at: i64,
         kind: ObservationType,
         /// Hash of the normalised agent.
         agent: Option<u64>,
-        content_lower: Box<str>,
     },
 }
 
@@ -100,16 +102,15 @@ impl Features {
                     .is_some_and(|c| c.chars().all(char::is_alphanumeric)),
             },
             Body::Lesson(l) => Features::Lesson { pinned: l.pinned },
-            Body::Learning(l) => Features::Learning {
-                keywords: term_ids(index, &l.keywords.join(" ")).into(),
-                context: term_ids(index, l.context.as_deref().unwrap_or("")).into(),
-                error_type: term_ids(index, l.error_type.as_deref().unwrap_or("")).into(),
-            },
+            Body::Learning(l) => Features::Learning(Box::new(LearningTerms {
+                keywords: term_ids(index, &l.keywords.join(" ")),
+                context: term_ids(index, l.context.as_deref().unwrap_or("")),
+                error_type: term_ids(index, l.error_type.as_deref().unwrap_or("")),
+            })),
             Body::Observation(o) => Features::Observation {
                 created_at: o.created_at,
                 kind: o.kind,
                 agent: o.agent_type.as_deref().map(|a| hash(&normalize_role(a))),
-                content_lower: o.content.to_lowercase().into(),
             },
             _ => Features::None,
         }

@@ -70,6 +70,14 @@ pub(crate) struct Live {
 /// Where an item claiming an id is: its file and its index there.
 type Claim = (Arc<Path>, usize);
 
+/// An id's live slot and every item claiming it: the owner, then any
+/// duplicates in claim order (usually none, so no allocation).
+struct IdEntry {
+    slot: u32,
+    owner: Claim,
+    duplicates: Vec<Claim>,
+}
+
 /// Counts for status and reports.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Counts {
@@ -87,10 +95,9 @@ pub struct Engine {
     files: BTreeMap<Arc<Path>, FileState>,
     slots: Vec<Option<Live>>,
     free: Vec<u32>,
-    /// Claimants of each id in each scope, in claim order; the first owns it.
-    claims: HashMap<(ScopeId, String), Vec<Claim>>,
-    /// The slot of each live id in each scope.
-    live: HashMap<(ScopeId, String), u32>,
+    /// Each id in each scope: the slot of its live item and its claimants,
+    /// in claim order (the first owns it).
+    ids: HashMap<(ScopeId, String), IdEntry>,
     /// Registered projects: scope `n` is `projects[n - 1]`.
     projects: Vec<PathBuf>,
     /// The slot of each live text-index document (`u32::MAX`: none).
@@ -123,8 +130,7 @@ impl Engine {
         self.index.shrink_to_fit();
         self.slots.shrink_to_fit();
         self.doc_slots.shrink_to_fit();
-        self.claims.shrink_to_fit();
-        self.live.shrink_to_fit();
+        self.ids.shrink_to_fit();
     }
 
     /// Registers a project (a repository's path) and returns its scope;
@@ -216,51 +222,59 @@ impl Engine {
     }
 
     fn claim(&mut self, item: &Arc<Item>, path: &Arc<Path>, index: usize, scope: ScopeId) {
-        let claimants = self.claims.entry((scope, item.id.clone())).or_default();
-        claimants.push((path.clone(), index));
-        if claimants.len() == 1 {
-            self.make_live(item.clone(), scope);
+        let key = (scope, item.id.clone());
+        if let Some(entry) = self.ids.get_mut(&key) {
+            entry.duplicates.push((path.clone(), index));
+            return;
         }
+        let slot = self.make_live(item.clone(), scope);
+        self.ids.insert(
+            key,
+            IdEntry {
+                slot,
+                owner: (path.clone(), index),
+                duplicates: Vec::new(),
+            },
+        );
     }
 
     fn release(&mut self, scope: ScopeId, id: String, path: &Path) {
         let key = (scope, id);
-        let Some(claimants) = self.claims.get_mut(&key) else {
+        let Some(entry) = self.ids.get_mut(&key) else {
             return;
         };
-        let was_owner = claimants.first().is_some_and(|(p, _)| &**p == path);
-        claimants.retain(|(p, _)| &**p != path);
-        let next = claimants.first().cloned();
-        if claimants.is_empty() {
-            self.claims.remove(&key);
-        }
-        if !was_owner {
+        entry.duplicates.retain(|(p, _)| &**p != path);
+        if &*entry.owner.0 != path {
             return;
         }
-        if let Some(slot) = self.live.remove(&key) {
-            if let Some(live) = self.slots[slot as usize].take() {
-                let fields = text_fields(&live.item);
-                self.index.remove(live.doc, &borrow_fields(&fields));
-                self.doc_slots[live.doc as usize] = u32::MAX;
-            }
-            self.free.push(slot);
+        let slot = entry.slot;
+        let next = (!entry.duplicates.is_empty()).then(|| entry.duplicates.remove(0));
+        if let Some(live) = self.slots[slot as usize].take() {
+            let fields = text_fields(&live.item);
+            self.index.remove(live.doc, &borrow_fields(&fields));
+            self.doc_slots[live.doc as usize] = u32::MAX;
         }
-        if let Some((next_path, index)) = next {
-            let next_item = self
-                .files
-                .get(&next_path)
-                .and_then(|f| f.items.get(index))
-                .cloned();
-            if let Some(item) = next_item {
-                self.make_live(item, scope);
+        self.free.push(slot);
+        let next_item = next
+            .as_ref()
+            .and_then(|(p, i)| self.files.get(p).and_then(|f| f.items.get(*i)).cloned());
+        match next_item {
+            Some(item) => {
+                let slot = self.make_live(item, scope);
+                if let (Some(entry), Some(next)) = (self.ids.get_mut(&key), next) {
+                    entry.slot = slot;
+                    entry.owner = next;
+                }
+            }
+            None => {
+                self.ids.remove(&key);
             }
         }
     }
 
-    fn make_live(&mut self, item: Arc<Item>, scope: ScopeId) {
+    fn make_live(&mut self, item: Arc<Item>, scope: ScopeId) -> u32 {
         let fields = text_fields(&item);
         let doc = self.index.add(&borrow_fields(&fields));
-        let id = item.id.clone();
         let features = features::Features::of(&item, &self.index);
         let kind = item.kind();
         let live = Live {
@@ -285,7 +299,7 @@ impl Engine {
             self.doc_slots.resize(doc + 1, u32::MAX);
         }
         self.doc_slots[doc] = slot;
-        self.live.insert((scope, id), slot);
+        slot
     }
 
     /// The live items.
@@ -313,9 +327,9 @@ impl Engine {
     /// The live entry behind [`Engine::get_in`].
     pub(crate) fn live_in(&self, id: &str, scope: ScopeId) -> Option<&Live> {
         let key = (GLOBAL, id.to_string());
-        let slot = match self.live.get(&key) {
-            Some(slot) => *slot,
-            None if scope != GLOBAL => *self.live.get(&(scope, key.1))?,
+        let slot = match self.ids.get(&key) {
+            Some(entry) => entry.slot,
+            None if scope != GLOBAL => self.ids.get(&(scope, key.1))?.slot,
             None => return None,
         };
         self.slots[slot as usize].as_ref()
@@ -325,7 +339,7 @@ impl Engine {
     /// a project's own items, unless a global item has the same id.
     pub(crate) fn visible(&self, live: &Live, scope: ScopeId) -> bool {
         live.scope == GLOBAL
-            || (live.scope == scope && !self.live.contains_key(&(GLOBAL, live.item.id.clone())))
+            || (live.scope == scope && !self.ids.contains_key(&(GLOBAL, live.item.id.clone())))
     }
 
     /// Every file the engine knows, by path.
@@ -340,14 +354,16 @@ impl Engine {
             .values()
             .flat_map(|f| f.errors.iter().cloned())
             .collect();
-        for ((scope, id), claimants) in &self.claims {
-            let Some(owner) = claimants
-                .first()
-                .and_then(|(p, i)| self.files.get(p)?.items.get(*i))
+        for ((scope, id), entry) in &self.ids {
+            let (owner_path, owner_index) = &entry.owner;
+            let Some(owner) = self
+                .files
+                .get(owner_path)
+                .and_then(|f| f.items.get(*owner_index))
             else {
                 continue;
             };
-            for (path, index) in &claimants[1..] {
+            for (path, index) in &entry.duplicates {
                 if let Some(dup) = self.files.get(path).and_then(|f| f.items.get(*index)) {
                     out.push(Diagnostic {
                         file: dup.source.file.clone(),
@@ -363,9 +379,9 @@ impl Engine {
             // A project item clashing with a global one.
             if *scope != GLOBAL {
                 let global = self
-                    .claims
+                    .ids
                     .get(&(GLOBAL, id.clone()))
-                    .and_then(|c| c.first())
+                    .map(|e| &e.owner)
                     .and_then(|(p, i)| self.files.get(p)?.items.get(*i));
                 if let Some(global) = global {
                     out.push(Diagnostic {

@@ -626,21 +626,14 @@ fn learnings(engine: &Engine, facts: &QueryFacts<'_>, out: &mut Vec<Entry>) {
         .filter(|live| live.kind == Kind::Learning && !facts.excluded(&live.item))
         .filter(|live| live.scope == GLOBAL || engine.visible(live, engine.scope_of(facts.query)))
         .filter_map(|live| {
-            let (
-                Body::Learning(l),
-                Features::Learning {
-                    keywords,
-                    context,
-                    error_type,
-                },
-            ) = (&live.item.body, &live.features)
+            let (Body::Learning(l), Features::Learning(t)) = (&live.item.body, &live.features)
             else {
                 return None;
             };
             let s = learning_policy::similarity(
-                keywords,
-                context,
-                error_type,
+                &t.keywords,
+                &t.context,
+                &t.error_type,
                 &facts.keyword_terms,
                 &facts.context_terms,
             );
@@ -684,7 +677,6 @@ fn observations(facts: &QueryFacts<'_>, items: &[&Live], now: i64, out: &mut Vec
                 created_at,
                 kind,
                 agent,
-                content_lower,
             } = &live.features
             else {
                 return None;
@@ -698,7 +690,10 @@ fn observations(facts: &QueryFacts<'_>, items: &[&Live], now: i64, out: &mut Vec
             if s.total() + observation::KEYWORD_WEIGHT < min {
                 return None;
             }
-            s.keyword = observation::keyword_overlap(content_lower, &facts.observation_keywords);
+            let Body::Observation(o) = &live.item.body else {
+                return None;
+            };
+            s.keyword = observation::keyword_overlap(&o.content, &facts.observation_keywords);
             let total = s.total();
             (total >= min && !facts.excluded(&live.item)).then_some((live, s, total, hours_ago))
         })

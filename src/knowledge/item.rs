@@ -59,18 +59,19 @@ impl Item {
 /// The kind-specific part of an item.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub enum Body {
-    /// Seed 000 pattern.
-    Pattern(Pattern),
+    /// Seed 000 pattern (boxed, like the other large kinds, so that an item
+    /// of a small kind does not pay for the largest one).
+    Pattern(Box<Pattern>),
     /// Seed 000 anti-pattern.
-    AntiPattern(AntiPattern),
+    AntiPattern(Box<AntiPattern>),
     /// Seed 000 gotcha.
     Gotcha(Gotcha),
     /// Seed 000 agent experience entry.
     Experience(Experience),
     /// Seed 001 lesson.
-    Lesson(Lesson),
+    Lesson(Box<Lesson>),
     /// Seed 003 learning.
-    Learning(Learning),
+    Learning(Box<Learning>),
     /// Seed 002 observation.
     Observation(Observation),
     /// Seed 004 exemplar.

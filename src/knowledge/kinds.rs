@@ -82,22 +82,22 @@ pub fn read_item(kind: Kind, node: &Node) -> FieldResult<ReadItem> {
     let id = f.req_str(id_key)?.trim().to_string();
     let tags = keywords(&f, "tags")?;
     let body = match kind {
-        Kind::Pattern => Body::Pattern(read_pattern(&f)?),
-        Kind::AntiPattern => Body::AntiPattern(AntiPattern {
+        Kind::Pattern => Body::Pattern(Box::new(read_pattern(&f)?)),
+        Kind::AntiPattern => Body::AntiPattern(Box::new(AntiPattern {
             name: f.req_str("name")?,
             problem: f.req_str("problem")?,
             instead: f.req_str("instead")?,
             category: f.opt_str("category")?.map(|c| normalize_keyword(&c)),
             roles: roles(&f, "roles")?,
             adjacent_roles: roles(&f, "adjacent_roles")?,
-        }),
+        })),
         Kind::Gotcha => Body::Gotcha(Gotcha {
             title: f.req_str("title")?,
             fix: f.req_str("fix")?,
             category: f.opt_str("category")?.map(|c| normalize_keyword(&c)),
         }),
-        Kind::Lesson => Body::Lesson(read_lesson(&f)?),
-        Kind::Learning => Body::Learning(read_learning(&f)?),
+        Kind::Lesson => Body::Lesson(Box::new(read_lesson(&f)?)),
+        Kind::Learning => Body::Learning(Box::new(read_learning(&f)?)),
         Kind::Observation => Body::Observation(Observation {
             kind: f.req_enum("type", &OBSERVATION_TYPES)?,
             content: f.req_str("content")?,

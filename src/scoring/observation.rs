@@ -172,6 +172,10 @@ mod tests {
         let half = score_text(Refactor, "Moved the socket code", 3.0, false, &kw);
         let none = score_text(Refactor, "Renamed a module", 3.0, false, &kw);
         assert_eq!(both.keyword, 1.0);
+        assert_eq!(
+            keyword_overlap("Übergröße ÄRGER", &["ärger".to_string(), "x".to_string()]),
+            0.5
+        );
         assert_eq!(half.keyword, 0.5);
         assert!((both.total() - none.total() - 0.1).abs() < 1e-12);
     }

@@ -44,12 +44,32 @@ pub const FIELD_WEIGHTS: [f32; FIELDS] = [2.0, 1.5, 1.2, 1.0, 1.5, 0.5];
 /// A document's handle in the index.
 pub type DocId = u32;
 
+/// A term's count in each field, 5 bits a field (counts saturate at 31:
+/// BM25 saturates long before).
+#[derive(Clone, Copy, Default)]
+struct PackedTf(u32);
+
+impl PackedTf {
+    const BITS: u32 = 5;
+    const MAX: u32 = (1 << Self::BITS) - 1;
+
+    fn get(self, field: usize) -> u32 {
+        (self.0 >> (field as u32 * Self::BITS)) & Self::MAX
+    }
+
+    fn bump(&mut self, field: usize) {
+        if self.get(field) < Self::MAX {
+            self.0 += 1 << (field as u32 * Self::BITS);
+        }
+    }
+}
+
 #[derive(Default)]
 struct Postings {
     /// Live documents containing the term.
     df: u32,
     docs: Vec<DocId>,
-    tf: Vec<[u8; FIELDS]>,
+    tf: Vec<PackedTf>,
 }
 
 #[derive(Clone, Copy)]
@@ -90,15 +110,14 @@ impl Similarities {
 }
 
 /// Counts each term's occurrences per field.
-fn field_terms(fields: &[(Field, &str)]) -> (HashMap<String, [u8; FIELDS]>, [u16; FIELDS]) {
-    let mut counts: HashMap<String, [u8; FIELDS]> = HashMap::new();
+fn field_terms(fields: &[(Field, &str)]) -> (HashMap<String, PackedTf>, [u16; FIELDS]) {
+    let mut counts: HashMap<String, PackedTf> = HashMap::new();
     let mut lens = [0u16; FIELDS];
     for &(field, text) in fields {
         let f = field as usize;
         for_each_term(text, |term| {
             lens[f] = lens[f].saturating_add(1);
-            let tf = &mut counts.entry(term).or_default()[f];
-            *tf = tf.saturating_add(1);
+            counts.entry(term).or_default().bump(f);
         });
     }
     (counts, lens)
@@ -148,7 +167,7 @@ impl TextIndex {
                 continue;
             };
             for (&doc, tf) in p.docs.iter().zip(&p.tf) {
-                if self.docs[doc as usize].alive && fields.iter().any(|&f| tf[f as usize] > 0) {
+                if self.docs[doc as usize].alive && fields.iter().any(|&f| tf.get(f as usize) > 0) {
                     docs.push(doc);
                 }
             }
@@ -289,9 +308,10 @@ impl TextIndex {
                 }
                 let mut weighted = 0f32;
                 for f in 0..FIELDS {
-                    if tf[f] > 0 {
+                    let count = tf.get(f);
+                    if count > 0 {
                         let norm = 1.0 - B + B * f32::from(d.lens[f]) / avg[f];
-                        weighted += FIELD_WEIGHTS[f] * f32::from(tf[f]) / norm;
+                        weighted += FIELD_WEIGHTS[f] * count as f32 / norm;
                     }
                 }
                 let credit = (weighted * (K1 + 1.0) / (K1 + weighted)).min(1.0);
