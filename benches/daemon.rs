@@ -261,7 +261,7 @@ fn restart_and_memory(items: usize) {
     };
     let rss = second.rss_mib();
     println!(
-        "{items} items: first start (parse everything) ready in {cold:.2?}, RSS {cold_rss:.0} MiB; restart from redb ready in {warm:.2?} ({} files from the store, {} parsed), RSS {rss:.0} MiB (budgets: ready < 1 s, RSS < 150 MB)",
+        "{items} items: first start (parse everything) ready in {cold:.2?}, RSS {cold_rss:.1} MiB; restart from redb ready in {warm:.2?} ({} files from the store, {} parsed), RSS {rss:.1} MiB (budgets: ready < 1 s, RSS < 150 MB)",
         status.startup.from_store, status.startup.parsed
     );
     second.stop();

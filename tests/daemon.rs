@@ -466,3 +466,30 @@ fn memctl_commands_answer_as_text_and_json() {
             >= 1
     );
 }
+
+#[test]
+fn connections_over_the_cap_are_told_so() {
+    let sandbox = Sandbox::new();
+    std::fs::write(
+        sandbox.config(),
+        "roots = []\n[daemon]\nmax_connections = 2\n",
+    )
+    .unwrap();
+    let daemon = Daemon::start(&sandbox);
+    let _a = UnixStream::connect(&daemon.socket).unwrap();
+    let _b = UnixStream::connect(&daemon.socket).unwrap();
+    // Accepted in order: the first two hold both places.
+    let mut c = UnixStream::connect(&daemon.socket).unwrap();
+    c.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    let mut header = [0u8; 4];
+    c.read_exact(&mut header).unwrap();
+    let mut payload = vec![0u8; u32::from_be_bytes(header) as usize];
+    c.read_exact(&mut payload).unwrap();
+    let v: Value = serde_json::from_slice(&payload[1..]).unwrap();
+    let message = v["outcome"]["error"]["message"].as_str().unwrap();
+    assert!(message.contains("maximum of 2 connections"), "{message}");
+    drop(_a);
+    eventually("a freed place serves again", || {
+        daemon.memctl(&["ping"]).status.success()
+    });
+}

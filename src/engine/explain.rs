@@ -219,7 +219,7 @@ pub(super) fn explain(
         }
         Body::Observation(o) => {
             let hours = (now - o.created_at) as f64 / SECS_PER_HOUR;
-            let same = matches!(&live.features, Features::Observation { agent: Some(a), .. } if Some(*a) == facts.agent_hash);
+            let same = matches!(&live.features, Features::Observation { agent, .. } if *agent != 0 && *agent == facts.agent_hash);
             let words: Vec<String> = facts.observation_keywords.clone();
             let s = observation::score(
                 o.kind,

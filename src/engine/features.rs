@@ -13,11 +13,12 @@ use crate::knowledge::{Body, Item};
 use crate::text::tokenize::terms;
 use crate::text::TextIndex;
 
-/// A stable 64-bit hash of a normalised keyword.
+/// A stable, non-zero 64-bit hash of a normalised keyword (0 stands for
+/// "none" in the compact features).
 pub(crate) fn hash(text: &str) -> u64 {
     let mut h = DefaultHasher::new();
     text.hash(&mut h);
-    h.finish()
+    h.finish().max(1)
 }
 
 /// The Bloom bit of a keyword.
@@ -61,12 +62,9 @@ pub(crate) enum Features {
     None,
     /// A pattern (seed 000).
     Pattern(Box<PatternFeatures>),
-    /// A gotcha: its category's hash, when it is a single word (matched by
-    /// hash; other categories are always checked in full).
-    Gotcha {
-        category: Option<u64>,
-        single_word: bool,
-    },
+    /// A gotcha: its category's hash (0: none), and whether it is a single
+    /// word (matched by hash; other categories are checked in full).
+    Gotcha { category: u64, single_word: bool },
     /// A lesson: pinned in its file.
     Lesson { pinned: bool },
     /// A learning's term sets for seed 003.
@@ -75,8 +73,8 @@ pub(crate) enum Features {
     Observation {
         created_at: i64,
         kind: ObservationType,
-        /// Hash of the normalised agent.
-        agent: Option<u64>,
+        /// Hash of the normalised agent (0: none).
+        agent: u64,
     },
 }
 
@@ -95,7 +93,7 @@ impl Features {
                 learned_on: p.learned_from.date,
             })),
             Body::Gotcha(g) => Features::Gotcha {
-                category: g.category.as_deref().map(hash),
+                category: g.category.as_deref().map_or(0, hash),
                 single_word: g
                     .category
                     .as_deref()
@@ -110,7 +108,10 @@ impl Features {
             Body::Observation(o) => Features::Observation {
                 created_at: o.created_at,
                 kind: o.kind,
-                agent: o.agent_type.as_deref().map(|a| hash(&normalize_role(a))),
+                agent: o
+                    .agent_type
+                    .as_deref()
+                    .map_or(0, |a| hash(&normalize_role(a))),
             },
             _ => Features::None,
         }

@@ -75,7 +75,10 @@ type Claim = (Arc<Path>, usize);
 struct IdEntry {
     slot: u32,
     owner: Claim,
-    duplicates: Vec<Claim>,
+    // A thin pointer: ids almost never have duplicates, and this entry
+    // exists for every item.
+    #[allow(clippy::box_collection)]
+    duplicates: Option<Box<Vec<Claim>>>,
 }
 
 /// Counts for status and reports.
@@ -224,7 +227,10 @@ impl Engine {
     fn claim(&mut self, item: &Arc<Item>, path: &Arc<Path>, index: usize, scope: ScopeId) {
         let key = (scope, item.id.clone());
         if let Some(entry) = self.ids.get_mut(&key) {
-            entry.duplicates.push((path.clone(), index));
+            entry
+                .duplicates
+                .get_or_insert_with(Box::default)
+                .push((path.clone(), index));
             return;
         }
         let slot = self.make_live(item.clone(), scope);
@@ -233,7 +239,7 @@ impl Engine {
             IdEntry {
                 slot,
                 owner: (path.clone(), index),
-                duplicates: Vec::new(),
+                duplicates: None,
             },
         );
     }
@@ -243,12 +249,17 @@ impl Engine {
         let Some(entry) = self.ids.get_mut(&key) else {
             return;
         };
-        entry.duplicates.retain(|(p, _)| &**p != path);
+        if let Some(duplicates) = entry.duplicates.as_mut() {
+            duplicates.retain(|(p, _)| &**p != path);
+        }
         if &*entry.owner.0 != path {
             return;
         }
         let slot = entry.slot;
-        let next = (!entry.duplicates.is_empty()).then(|| entry.duplicates.remove(0));
+        let next = match entry.duplicates.as_mut() {
+            Some(duplicates) if !duplicates.is_empty() => Some(duplicates.remove(0)),
+            _ => None,
+        };
         if let Some(live) = self.slots[slot as usize].take() {
             let fields = text_fields(&live.item);
             self.index.remove(live.doc, &borrow_fields(&fields));
@@ -363,7 +374,7 @@ impl Engine {
             else {
                 continue;
             };
-            for (path, index) in &entry.duplicates {
+            for (path, index) in entry.duplicates.iter().flat_map(|d| d.iter()) {
                 if let Some(dup) = self.files.get(path).and_then(|f| f.items.get(*index)) {
                     out.push(Diagnostic {
                         file: dup.source.file.clone(),

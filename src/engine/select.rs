@@ -95,7 +95,7 @@ pub(super) struct QueryFacts<'q> {
     pub(super) domain_bits: u64,
     pub(super) adjacent_bits: u64,
     /// Hash of the normalised agent.
-    pub(super) agent_hash: Option<u64>,
+    pub(super) agent_hash: u64,
     /// Hashes a single-word gotcha category must be among to match: the
     /// agent's domains and role words, and the task's words with and
     /// without a plural `s`.
@@ -182,7 +182,7 @@ impl<'q> QueryFacts<'q> {
             agent_bit: agent.as_deref().map_or(0, bit),
             domain_bits: mask(&rubric.domains),
             adjacent_bits: mask(&rubric.adjacent_domains),
-            agent_hash: agent.as_deref().map(hash),
+            agent_hash: agent.as_deref().map_or(0, hash),
             gotcha_hashes,
             exclude,
             query,
@@ -462,9 +462,9 @@ fn gotchas(
         .iter()
         .filter_map(|live| {
             match live.features {
-                Features::Gotcha { category: None, .. } => return None,
+                Features::Gotcha { category: 0, .. } => return None,
                 Features::Gotcha {
-                    category: Some(h),
+                    category: h,
                     single_word: true,
                 } if !facts.gotcha_hashes.contains(&h) => return None,
                 _ => {}
@@ -683,7 +683,7 @@ fn observations(facts: &QueryFacts<'_>, items: &[&Live], now: i64, out: &mut Vec
             };
             let hours_ago = (now - created_at) as f64 / SECS_PER_HOUR;
             // Agents compare by the 64-bit hash of their normalised name.
-            let same_agent = agent.is_some() && *agent == facts.agent_hash;
+            let same_agent = *agent != 0 && *agent == facts.agent_hash;
             let mut s = observation::score(*kind, hours_ago, same_agent, 0.0);
             // The keyword match adds at most its weight: skip the text
             // search when even a full match cannot reach the threshold.
