@@ -11,7 +11,7 @@ use memd::config::{Config, Overrides};
 use memd::engine::Engine;
 use memd::knowledge::scan::knowledge_files;
 use memd::knowledge::{load_file, FileKind};
-use memd::protocol::{Kind, Mode, Query};
+use memd::protocol::{Mode, Query};
 
 const USAGE: &str = "\
 memd: relevant team knowledge for coding agents
@@ -82,17 +82,6 @@ fn run() -> Result<ExitCode> {
     }
 }
 
-/// Splits `a,b` flag values.
-fn list(value: std::ffi::OsString) -> Result<Vec<String>> {
-    Ok(value
-        .string()?
-        .split(',')
-        .map(str::trim)
-        .filter(|s| !s.is_empty())
-        .map(String::from)
-        .collect())
-}
-
 fn query(mut parser: lexopt::Parser) -> Result<ExitCode> {
     let mut paths = Overrides::default();
     let mut q = Query::default();
@@ -104,21 +93,6 @@ fn query(mut parser: lexopt::Parser) -> Result<ExitCode> {
             Long("config") => paths.config = Some(parser.value()?.into()),
             Long("data-dir") => paths.data_dir = Some(parser.value()?.into()),
             Long("root") => paths.roots.push(parser.value()?.into()),
-            Long("task") => q.task = parser.value()?.string()?,
-            Long("agent") => q.agent = Some(parser.value()?.string()?),
-            Long("product") => q.product = Some(parser.value()?.string()?),
-            Long("repo") => q.repo = Some(parser.value()?.string()?),
-            Long("cwd") => q.cwd = Some(parser.value()?.string()?),
-            Long("path") => q.paths.push(parser.value()?.string()?),
-            Long("os") => q.os = Some(parser.value()?.string()?),
-            Long("mcp-server") => q.mcp_servers.push(parser.value()?.string()?),
-            Long("tags") => q.tags.extend(list(parser.value()?)?),
-            Long("keywords") => q.keywords.extend(list(parser.value()?)?),
-            Long("kinds") => {
-                for k in list(parser.value()?)? {
-                    q.kinds.push(k.parse::<Kind>().map_err(anyhow::Error::msg)?);
-                }
-            }
             Long("mode") => {
                 explicit_mode = Some(
                     parser
@@ -129,7 +103,11 @@ fn query(mut parser: lexopt::Parser) -> Result<ExitCode> {
                 )
             }
             Long("budget") => explicit_budget = Some(parser.value()?.parse::<u32>()?),
-            Long("now") => q.now = Some(parser.value()?.string()?),
+            Long(name) if Query::OPTIONS.contains(&name) => {
+                let name = name.to_string();
+                let value = parser.value()?.string()?;
+                q.set_option(&name, &value).map_err(anyhow::Error::msg)?;
+            }
             Long("json") => json = true,
             Long("help") | Short('h') => {
                 print!("{USAGE}");

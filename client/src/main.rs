@@ -9,7 +9,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use lexopt::prelude::*;
-use memd::protocol::{Kind, Mode, Outcome, Query, Reply, RequestBody};
+use memd::protocol::{Outcome, Query, Reply, RequestBody};
 
 use client::{Client, ClientError};
 
@@ -55,16 +55,6 @@ struct Args {
     query: Query,
 }
 
-fn list(value: std::ffi::OsString) -> Result<Vec<String>, lexopt::Error> {
-    Ok(value
-        .string()?
-        .split(',')
-        .map(str::trim)
-        .filter(|s| !s.is_empty())
-        .map(String::from)
-        .collect())
-}
-
 fn parse() -> Result<Option<Args>, Box<dyn std::error::Error>> {
     let mut parser = lexopt::Parser::from_env();
     let mut args = Args {
@@ -86,25 +76,11 @@ fn parse() -> Result<Option<Args>, Box<dyn std::error::Error>> {
                 parser.value()?;
             }
             Long("limit") => args.limit = parser.value()?.parse()?,
-            Long("task") => q.task = parser.value()?.string()?,
-            Long("agent") => q.agent = Some(parser.value()?.string()?),
-            Long("product") => q.product = Some(parser.value()?.string()?),
-            Long("repo") => q.repo = Some(parser.value()?.string()?),
-            Long("cwd") => q.cwd = Some(parser.value()?.string()?),
-            Long("path") => q.paths.push(parser.value()?.string()?),
-            Long("os") => q.os = Some(parser.value()?.string()?),
-            Long("mcp-server") => q.mcp_servers.push(parser.value()?.string()?),
-            Long("tags") => q.tags.extend(list(parser.value()?)?),
-            Long("keywords") => q.keywords.extend(list(parser.value()?)?),
-            Long("kinds") => {
-                for k in list(parser.value()?)? {
-                    q.kinds.push(k.parse::<Kind>()?);
-                }
+            Long(name) if Query::OPTIONS.contains(&name) => {
+                let name = name.to_string();
+                let value = parser.value()?.string()?;
+                q.set_option(&name, &value)?;
             }
-            Long("mode") => q.mode = parser.value()?.string()?.parse::<Mode>()?,
-            Long("budget") => q.budget_chars = parser.value()?.parse()?,
-            Long("session") => q.session_id = Some(parser.value()?.string()?),
-            Long("now") => q.now = Some(parser.value()?.string()?),
             Long("help") | Short('h') => return Ok(None),
             Long("version") | Short('V') => {
                 println!("memctl {}", env!("CARGO_PKG_VERSION"));

@@ -41,11 +41,7 @@ impl Handler {
             RequestBody::Explain { id, query } => {
                 self.register_place(&query);
                 let exclude = self.seen(&query);
-                let k = self
-                    .shared
-                    .knowledge
-                    .read()
-                    .unwrap_or_else(|e| e.into_inner());
+                let k = self.shared.read();
                 match k.engine.explain(&id, &query, &exclude) {
                     Ok(Some(explanation)) => Response::ok(Reply::Explanation(explanation)),
                     Ok(None) => not_found(&id),
@@ -54,11 +50,7 @@ impl Handler {
             }
             RequestBody::Get { id, query } => {
                 self.register_place(&query);
-                let k = self
-                    .shared
-                    .knowledge
-                    .read()
-                    .unwrap_or_else(|e| e.into_inner());
+                let k = self.shared.read();
                 let scope = k.engine.scope_of(&query);
                 match k.engine.get_in(&id, scope) {
                     Some(item) => Response::ok(Reply::Item(view::view(item))),
@@ -67,11 +59,7 @@ impl Handler {
             }
             RequestBody::Search { text, limit, query } => {
                 self.register_place(&query);
-                let k = self
-                    .shared
-                    .knowledge
-                    .read()
-                    .unwrap_or_else(|e| e.into_inner());
+                let k = self.shared.read();
                 let scope = k.engine.scope_of(&query);
                 let limit = if limit == 0 {
                     DEFAULT_SEARCH_LIMIT
@@ -100,11 +88,7 @@ impl Handler {
         self.register_place(&query);
         let exclude = self.seen(&query);
         let answer = {
-            let k = self
-                .shared
-                .knowledge
-                .read()
-                .unwrap_or_else(|e| e.into_inner());
+            let k = self.shared.read();
             k.engine.query_excluding(&query, &exclude)
         };
         let answer = match answer {
@@ -112,11 +96,7 @@ impl Handler {
             Err(err) => return Response::error(ErrorKind::BadRequest, err.to_string()),
         };
         if let Some(session) = query.session_id.as_deref().filter(|s| !s.is_empty()) {
-            let mut sessions = self
-                .shared
-                .sessions
-                .lock()
-                .unwrap_or_else(|e| e.into_inner());
+            let mut sessions = self.shared.sessions();
             let seen = sessions.entry(session.to_string()).or_default();
             seen.extend(answer.items.iter().map(|i| i.id.clone()));
         }
@@ -134,11 +114,7 @@ impl Handler {
         let Some(session) = query.session_id.as_deref() else {
             return HashSet::new();
         };
-        let sessions = self
-            .shared
-            .sessions
-            .lock()
-            .unwrap_or_else(|e| e.into_inner());
+        let sessions = self.shared.sessions();
         sessions.get(session).cloned().unwrap_or_default()
     }
 
@@ -172,11 +148,7 @@ impl Handler {
 
     fn status(&self) -> StatusReport {
         let info = &self.shared.info;
-        let k = self
-            .shared
-            .knowledge
-            .read()
-            .unwrap_or_else(|e| e.into_inner());
+        let k = self.shared.read();
         let counts = k.engine.counts();
         let roots = k
             .roots
@@ -231,12 +203,7 @@ impl Handler {
                 .unwrap_or_else(|e| e.into_inner())
                 .report(),
             pending_evaluations: 0,
-            sessions: self
-                .shared
-                .sessions
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .len() as u64,
+            sessions: self.shared.sessions().len() as u64,
         }
     }
 }

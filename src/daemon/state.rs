@@ -4,7 +4,7 @@
 
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::path::PathBuf;
-use std::sync::{Mutex, RwLock};
+use std::sync::{Mutex, MutexGuard, RwLock, RwLockReadGuard, RwLockWriteGuard};
 use std::time::Instant;
 
 use crate::engine::{Engine, ScopeId};
@@ -139,4 +139,22 @@ pub struct Shared {
     /// Working directories already resolved to a project (or none).
     pub places: Mutex<HashMap<String, Option<PathBuf>>>,
     pub info: Info,
+}
+
+impl Shared {
+    /// The knowledge, to read. A panic elsewhere while holding the lock
+    /// does not make it unusable: the data is whole between operations.
+    pub fn read(&self) -> RwLockReadGuard<'_, Knowledge> {
+        self.knowledge.read().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The knowledge, to change (the indexer thread only).
+    pub fn write(&self) -> RwLockWriteGuard<'_, Knowledge> {
+        self.knowledge.write().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The sessions' shown items.
+    pub fn sessions(&self) -> MutexGuard<'_, HashMap<String, HashSet<String>>> {
+        self.sessions.lock().unwrap_or_else(|e| e.into_inner())
+    }
 }

@@ -154,11 +154,7 @@ impl Indexer {
         // An event on a root itself (deleted, replaced, moved) means its
         // watch may be gone with the old directory: watch it afresh.
         let touched_roots: Vec<PathBuf> = {
-            let k = self
-                .shared
-                .knowledge
-                .read()
-                .unwrap_or_else(|e| e.into_inner());
+            let k = self.shared.read();
             k.roots
                 .iter()
                 .filter(|r| paths.contains(&r.path))
@@ -170,11 +166,7 @@ impl Indexer {
         }
         let mut pass = Pass::new();
         {
-            let mut k = self
-                .shared
-                .knowledge
-                .write()
-                .unwrap_or_else(|e| e.into_inner());
+            let mut k = self.shared.write();
             for path in &paths {
                 if k.root_of(path).is_some() {
                     indexer::sync_path(&mut k, path, &mut pass);
@@ -188,11 +180,7 @@ impl Indexer {
         tracing::debug!("rescanning: {why}");
         let mut pass = Pass::new();
         {
-            let mut k = self
-                .shared
-                .knowledge
-                .write()
-                .unwrap_or_else(|e| e.into_inner());
+            let mut k = self.shared.write();
             indexer::rescan(&mut k, &mut pass);
         }
         self.finish(pass)
@@ -208,11 +196,7 @@ impl Indexer {
                 report.removed,
                 report.millis
             );
-            let mut k = self
-                .shared
-                .knowledge
-                .write()
-                .unwrap_or_else(|e| e.into_inner());
+            let mut k = self.shared.write();
             k.last = Some(report.clone());
         }
         report
@@ -220,11 +204,7 @@ impl Indexer {
 
     fn register(&mut self, repo: &Path) {
         let known = {
-            let k = self
-                .shared
-                .knowledge
-                .read()
-                .unwrap_or_else(|e| e.into_inner());
+            let k = self.shared.read();
             k.roots.iter().any(|r| r.project.as_deref() == Some(repo))
         };
         if known {
@@ -234,11 +214,7 @@ impl Indexer {
             tracing::warn!("cannot persist project {}: {err}", repo.display());
         }
         {
-            let mut k = self
-                .shared
-                .knowledge
-                .write()
-                .unwrap_or_else(|e| e.into_inner());
+            let mut k = self.shared.write();
             let scope = indexer::scope_for(&mut k, Some(repo));
             for (path, project) in indexer::roots_for(&[], &[repo.to_path_buf()]) {
                 if k.roots.iter().any(|r| r.path == path) {
@@ -257,11 +233,7 @@ impl Indexer {
         self.watch_roots();
         let mut pass = Pass::new();
         {
-            let mut k = self
-                .shared
-                .knowledge
-                .write()
-                .unwrap_or_else(|e| e.into_inner());
+            let mut k = self.shared.write();
             for sub in [".claude/memory", ".memd"] {
                 indexer::sync_path(&mut k, &repo.join(sub), &mut pass);
             }
@@ -275,11 +247,7 @@ impl Indexer {
     /// Either way the root is synced.
     fn watch_roots(&mut self) {
         let roots: Vec<(PathBuf, WatchMode, Option<u64>)> = {
-            let k = self
-                .shared
-                .knowledge
-                .read()
-                .unwrap_or_else(|e| e.into_inner());
+            let k = self.shared.read();
             k.roots
                 .iter()
                 .map(|r| (r.path.clone(), r.watch, r.ino))
@@ -315,11 +283,7 @@ impl Indexer {
             WatchMode::None
         };
         {
-            let mut k = self
-                .shared
-                .knowledge
-                .write()
-                .unwrap_or_else(|e| e.into_inner());
+            let mut k = self.shared.write();
             if let Some(root) = k.roots.iter_mut().find(|r| r.path == path) {
                 root.watch = mode;
                 root.ino = now_ino;
@@ -327,11 +291,7 @@ impl Indexer {
         }
         let mut pass = Pass::new();
         {
-            let mut k = self
-                .shared
-                .knowledge
-                .write()
-                .unwrap_or_else(|e| e.into_inner());
+            let mut k = self.shared.write();
             indexer::sync_path(&mut k, path, &mut pass);
         }
         self.finish(pass);

@@ -169,6 +169,68 @@ impl Default for Query {
     }
 }
 
+impl Query {
+    /// The command-line options that set a query's fields, shared by
+    /// `memd query` and `memctl`.
+    pub const OPTIONS: [&'static str; 15] = [
+        "task",
+        "agent",
+        "product",
+        "repo",
+        "cwd",
+        "path",
+        "os",
+        "mcp-server",
+        "tags",
+        "keywords",
+        "kinds",
+        "mode",
+        "budget",
+        "session",
+        "now",
+    ];
+
+    /// Sets the field of option `--name` from its value (lists are
+    /// comma-separated and repeatable options add up).
+    pub fn set_option(&mut self, name: &str, value: &str) -> Result<(), String> {
+        let list = || {
+            value
+                .split(',')
+                .map(str::trim)
+                .filter(|s| !s.is_empty())
+                .map(String::from)
+                .collect::<Vec<_>>()
+        };
+        match name {
+            "task" => self.task = value.to_string(),
+            "agent" => self.agent = Some(value.to_string()),
+            "product" => self.product = Some(value.to_string()),
+            "repo" => self.repo = Some(value.to_string()),
+            "cwd" => self.cwd = Some(value.to_string()),
+            "path" => self.paths.push(value.to_string()),
+            "os" => self.os = Some(value.to_string()),
+            "mcp-server" => self.mcp_servers.push(value.to_string()),
+            "tags" => self.tags.extend(list()),
+            "keywords" => self.keywords.extend(list()),
+            "kinds" => {
+                for kind in list() {
+                    self.kinds.push(kind.parse()?);
+                }
+            }
+            "mode" => self.mode = value.parse()?,
+            "budget" => {
+                self.budget_chars = value
+                    .parse()
+                    .map_err(|_| format!("--budget wants a number of characters, not `{value}`"))?
+            }
+            "session" => self.session_id = Some(value.to_string()),
+            "now" => self.now = Some(value.to_string()),
+            other => return Err(format!("unknown query option --{other}")),
+        }
+        Ok(())
+    }
+}
+
 /// What a query returns: the block to inject and why each item is in it.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct Answer {
