@@ -493,3 +493,44 @@ fn connections_over_the_cap_are_told_so() {
         daemon.memctl(&["ping"]).status.success()
     });
 }
+
+/// Peer credentials: with the socket opened up to everyone, another user's
+/// connection is still refused. Needs root (to act as another user) and
+/// `setpriv`; elsewhere it says so and checks nothing.
+#[test]
+fn another_users_connection_is_refused() {
+    let is_root = std::process::Command::new("id")
+        .arg("-u")
+        .output()
+        .map(|o| stdout(&o).trim() == "0");
+    let setpriv = std::path::Path::new("/usr/bin/setpriv");
+    if !matches!(is_root, Ok(true)) || !setpriv.exists() {
+        eprintln!("skipped: needs root and setpriv to connect as another user");
+        return;
+    }
+    let sandbox = Sandbox::new();
+    let daemon = Daemon::start(&sandbox);
+    for dir in [sandbox.dir.path(), daemon.socket.parent().unwrap()] {
+        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    std::fs::set_permissions(&daemon.socket, std::fs::Permissions::from_mode(0o666)).unwrap();
+    let out = std::process::Command::new(setpriv)
+        .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+        .arg(common::memctl_path())
+        .arg("ping")
+        .arg("--socket")
+        .arg(&daemon.socket)
+        .output()
+        .unwrap();
+    assert!(
+        !out.status.success(),
+        "another user was served: {}",
+        stdout(&out)
+    );
+    eventually("the daemon logs the refusal", || {
+        std::fs::read_to_string(sandbox.dir.path().join("memd.log"))
+            .unwrap_or_default()
+            .contains("refused a connection from uid 65534")
+    });
+    assert!(daemon.memctl(&["ping"]).status.success());
+}
