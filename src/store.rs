@@ -19,11 +19,64 @@ use crate::knowledge::{Diagnostic, FileKind, Item};
 const CACHE_BYTES: usize = 2 * 1024 * 1024;
 
 /// Bumped whenever a stored type changes shape.
-pub const SCHEMA_VERSION: u32 = 1;
+pub const SCHEMA_VERSION: u32 = 2;
 
-const META: TableDefinition<&str, &[u8]> = TableDefinition::new("meta");
-const FILES: TableDefinition<&str, &[u8]> = TableDefinition::new("files");
-const PROJECTS: TableDefinition<&str, &[u8]> = TableDefinition::new("projects");
+type Table = TableDefinition<'static, &'static str, &'static [u8]>;
+
+const META: Table = TableDefinition::new("meta");
+const FILES: Table = TableDefinition::new("files");
+const PROJECTS: Table = TableDefinition::new("projects");
+/// Learned state. It has no other source, so a database that must be
+/// rebuilt loses it: `memctl export` keeps a copy.
+const TAG_RELEVANCE: Table = TableDefinition::new("tag_relevance");
+const APPLICATIONS: Table = TableDefinition::new("applications");
+const PINS: Table = TableDefinition::new("pins");
+const MATCHES: Table = TableDefinition::new("matches");
+const SESSIONS: Table = TableDefinition::new("sessions");
+const ALL_TABLES: [Table; 8] = [
+    META,
+    FILES,
+    PROJECTS,
+    TAG_RELEVANCE,
+    APPLICATIONS,
+    PINS,
+    MATCHES,
+    SESSIONS,
+];
+
+/// Separates the parts of a composite key (item, tag).
+const KEY_SEP: char = '\u{1f}';
+
+/// One agent session as audited (seed 001's `session_audit`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct SessionAudit {
+    /// Items shown, in order, each once.
+    pub shown: Vec<String>,
+    /// The environment tags of the session's queries.
+    pub tags: Vec<String>,
+    pub repo: Option<String>,
+    /// The transcript, when the hook knows it.
+    pub transcript: Option<String>,
+    /// The session ended: ready for evaluation.
+    pub ended: bool,
+    /// Transcript bytes already evaluated.
+    pub evaluated_bytes: u64,
+    /// Evaluated since it last changed.
+    pub processed: bool,
+    /// Unix seconds of the last change.
+    pub updated_at: i64,
+}
+
+/// A change to learned state, written in one transaction.
+#[derive(Debug, Default)]
+pub struct LearnedWrite<'a> {
+    pub tag_scores: Vec<(&'a str, &'a str, crate::scoring::tag_relevance::TagScore)>,
+    pub applications: Vec<(&'a str, &'a crate::engine::Applications)>,
+    /// `None` removes the pin.
+    pub pins: Vec<(&'a str, Option<&'a crate::engine::Pin>)>,
+    pub matches: Vec<(&'a str, &'a str, u32)>,
+    pub sessions: Vec<(&'a str, &'a SessionAudit)>,
+}
 
 /// A file as stored: enough to tell whether it changed, and its contents.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -137,15 +190,117 @@ impl Store {
     /// Empties every table and writes the schema version.
     fn reset(&self) -> Result<(), StoreError> {
         let txn = self.db.begin_write()?;
-        for table in [META, FILES, PROJECTS] {
+        for table in ALL_TABLES {
             txn.delete_table(table)?;
         }
         txn.open_table(META)?
             .insert("schema", postcard::to_allocvec(&SCHEMA_VERSION)?.as_slice())?;
-        txn.open_table(FILES)?;
-        txn.open_table(PROJECTS)?;
+        for table in ALL_TABLES {
+            txn.open_table(table)?;
+        }
         txn.commit()?;
         Ok(())
+    }
+
+    /// Writes a change to learned state; returns once it is committed.
+    pub fn write_learned(&self, write: &LearnedWrite<'_>) -> Result<(), StoreError> {
+        let txn = self.db.begin_write()?;
+        {
+            let mut table = txn.open_table(TAG_RELEVANCE)?;
+            for (item, tag, score) in &write.tag_scores {
+                let key = format!("{item}{KEY_SEP}{tag}");
+                table.insert(key.as_str(), postcard::to_allocvec(score)?.as_slice())?;
+            }
+            let mut table = txn.open_table(APPLICATIONS)?;
+            for (item, applications) in &write.applications {
+                table.insert(*item, postcard::to_allocvec(applications)?.as_slice())?;
+            }
+            let mut table = txn.open_table(PINS)?;
+            for (item, pin) in &write.pins {
+                match pin {
+                    Some(pin) => {
+                        table.insert(*item, postcard::to_allocvec(pin)?.as_slice())?;
+                    }
+                    None => {
+                        table.remove(*item)?;
+                    }
+                }
+            }
+            let mut table = txn.open_table(MATCHES)?;
+            for (item, subset, count) in &write.matches {
+                let key = format!("{item}{KEY_SEP}{subset}");
+                table.insert(key.as_str(), postcard::to_allocvec(count)?.as_slice())?;
+            }
+            let mut table = txn.open_table(SESSIONS)?;
+            for (id, audit) in &write.sessions {
+                table.insert(*id, postcard::to_allocvec(audit)?.as_slice())?;
+            }
+        }
+        txn.commit()?;
+        Ok(())
+    }
+
+    /// Everything learned, for the engine. Values that do not decode are
+    /// skipped with a warning.
+    pub fn learned(&self) -> Result<crate::engine::Learned, StoreError> {
+        let mut learned = crate::engine::Learned::default();
+        let txn = self.db.begin_read()?;
+        let split = |key: &str| {
+            key.split_once(KEY_SEP)
+                .map(|(a, b)| (a.to_string(), b.to_string()))
+        };
+        for entry in txn.open_table(TAG_RELEVANCE)?.iter()? {
+            let (key, value) = entry?;
+            if let (Some((item, tag)), Ok(score)) =
+                (split(key.value()), postcard::from_bytes(value.value()))
+            {
+                learned
+                    .tag_relevance
+                    .entry(item)
+                    .or_default()
+                    .insert(tag, score);
+            }
+        }
+        for entry in txn.open_table(APPLICATIONS)?.iter()? {
+            let (key, value) = entry?;
+            if let Ok(applications) = postcard::from_bytes(value.value()) {
+                learned
+                    .applications
+                    .insert(key.value().to_string(), applications);
+            }
+        }
+        for entry in txn.open_table(PINS)?.iter()? {
+            let (key, value) = entry?;
+            if let Ok(pin) = postcard::from_bytes(value.value()) {
+                learned.pins.insert(key.value().to_string(), pin);
+            }
+        }
+        for entry in txn.open_table(MATCHES)?.iter()? {
+            let (key, value) = entry?;
+            if let (Some((item, subset)), Ok(count)) =
+                (split(key.value()), postcard::from_bytes(value.value()))
+            {
+                learned
+                    .matches
+                    .entry(item)
+                    .or_default()
+                    .insert(subset, count);
+            }
+        }
+        Ok(learned)
+    }
+
+    /// Every audited session.
+    pub fn sessions(&self) -> Result<Vec<(String, SessionAudit)>, StoreError> {
+        let txn = self.db.begin_read()?;
+        let mut out = Vec::new();
+        for entry in txn.open_table(SESSIONS)?.iter()? {
+            let (key, value) = entry?;
+            if let Ok(audit) = postcard::from_bytes(value.value()) {
+                out.push((key.value().to_string(), audit));
+            }
+        }
+        Ok(out)
     }
 
     /// Calls `visit` with each stored file that decodes, one at a time (so

@@ -24,6 +24,17 @@ Usage:
   memctl get ID               one item
   memctl search TEXT [--limit N]
   memctl reload               re-read every root now
+  memctl feedback ID --relevant|--irrelevant [--tags A,B]
+                              direct feedback (weight 2.0) for those tags, or
+                              for the tags of the query that last showed it
+  memctl track ID [--applied] [--helpful|--not-helpful] [--score S]
+               [--note TEXT] [--task-id ID]
+                              record an application (effectiveness EMA)
+  memctl session-end SESSION [--transcript PATH]
+                              mark a session ready for evaluation
+  memctl log [ID] [--sort score]
+                              learned per-tag relevance (seed 001's format)
+  memctl export               all learned state as YAML
 
 Every command takes --json (print the daemon's answer as JSON) and
 --socket PATH (default: $MEMD_SOCKET, else $XDG_RUNTIME_DIR/memd/memd.sock).
@@ -53,6 +64,14 @@ struct Args {
     socket: Option<PathBuf>,
     limit: u32,
     query: Query,
+    relevant: Option<bool>,
+    applied: bool,
+    helpful: Option<bool>,
+    score: Option<f64>,
+    note: Option<String>,
+    task_id: Option<String>,
+    transcript: Option<String>,
+    sort_by_score: bool,
 }
 
 fn parse() -> Result<Option<Args>, Box<dyn std::error::Error>> {
@@ -64,6 +83,14 @@ fn parse() -> Result<Option<Args>, Box<dyn std::error::Error>> {
         socket: None,
         limit: 10,
         query: Query::default(),
+        relevant: None,
+        applied: false,
+        helpful: None,
+        score: None,
+        note: None,
+        task_id: None,
+        transcript: None,
+        sort_by_score: false,
     };
     let q = &mut args.query;
     while let Some(arg) = parser.next()? {
@@ -76,6 +103,16 @@ fn parse() -> Result<Option<Args>, Box<dyn std::error::Error>> {
                 parser.value()?;
             }
             Long("limit") => args.limit = parser.value()?.parse()?,
+            Long("relevant") => args.relevant = Some(true),
+            Long("irrelevant") => args.relevant = Some(false),
+            Long("applied") => args.applied = true,
+            Long("helpful") => args.helpful = Some(true),
+            Long("not-helpful") => args.helpful = Some(false),
+            Long("score") => args.score = Some(parser.value()?.parse()?),
+            Long("note") => args.note = Some(parser.value()?.string()?),
+            Long("task-id") => args.task_id = Some(parser.value()?.string()?),
+            Long("transcript") => args.transcript = Some(parser.value()?.string()?),
+            Long("sort") => args.sort_by_score = parser.value()?.string()? == "score",
             Long(name) if Query::OPTIONS.contains(&name) => {
                 let name = name.to_string();
                 let value = parser.value()?.string()?;
@@ -126,6 +163,30 @@ fn run() -> Result<ExitCode, Box<dyn std::error::Error>> {
             query: args.query.clone(),
         },
         "reload" => RequestBody::Reload,
+        "feedback" => RequestBody::Feedback {
+            id: one("an item id")?,
+            relevant: args
+                .relevant
+                .ok_or("`memctl feedback` needs --relevant or --irrelevant")?,
+            tags: args.query.tags.clone(),
+        },
+        "track" => RequestBody::Track {
+            id: one("an item id")?,
+            task_id: args.task_id.clone(),
+            applied: args.applied || args.helpful.is_some() || args.score.is_some(),
+            helpful: args.helpful,
+            score: args.score,
+            note: args.note.clone(),
+        },
+        "session-end" => RequestBody::SessionEnd {
+            session_id: one("a session id")?,
+            transcript_path: args.transcript.clone(),
+        },
+        "log" => RequestBody::Log {
+            id: args.positional.first().cloned(),
+            sort_by_score: args.sort_by_score,
+        },
+        "export" => RequestBody::Export,
         other => return Err(format!("unknown command `{other}`\n\n{USAGE}").into()),
     };
     let socket = memd::protocol::socket_path(args.socket.clone());

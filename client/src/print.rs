@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use memd::protocol::{Reply, StatusReport};
+use memd::protocol::{LogEntry, Reply, StatusReport};
 
 /// Prints a reply.
 pub fn reply(reply: &Reply, elapsed: Duration) {
@@ -67,6 +67,63 @@ pub fn reply(reply: &Reply, elapsed: Duration) {
             "reloaded in {:.1} ms: {} parsed, {} removed",
             r.millis, r.parsed, r.removed
         ),
+        Reply::Judged(entry) => print_entry(entry),
+        Reply::Tracked {
+            id,
+            times_applied,
+            effectiveness,
+        } => println!(
+            "{id}: applied {times_applied} time(s), effectiveness {}",
+            effectiveness.map_or("not scored yet".to_string(), |e| format!("{e:.2}"))
+        ),
+        Reply::SessionEnded { session_id, shown } => {
+            println!("session {session_id} ended: {shown} item(s) shown, ready for evaluation")
+        }
+        Reply::Log(entries) => {
+            if entries.is_empty() {
+                eprintln!("memctl: nothing learned yet");
+            }
+            for (i, entry) in entries.iter().enumerate() {
+                if i > 0 {
+                    println!();
+                }
+                print_entry(entry);
+            }
+        }
+        Reply::Exported(yaml) => print!("{yaml}"),
+    }
+}
+
+/// Seed 001's per-tag format: `tag  score  (+positive/-negative)`.
+fn print_entry(e: &LogEntry) {
+    let kind = e.kind.map_or("?".to_string(), |k| k.to_string());
+    println!("{} ({kind}): {}", e.id, e.title);
+    if let Some(pin) = &e.pinned {
+        println!("Pinned: {pin}");
+    }
+    if e.times_applied > 0 || e.effectiveness.is_some() {
+        println!(
+            "Applied: {} time(s), effectiveness {}",
+            e.times_applied,
+            e.effectiveness
+                .map_or("-".to_string(), |v| format!("{v:.2}"))
+        );
+    }
+    if e.tags.is_empty() {
+        return;
+    }
+    println!("Tags:");
+    let width = e
+        .tags
+        .iter()
+        .map(|t| t.tag.chars().count())
+        .max()
+        .unwrap_or(0);
+    for t in &e.tags {
+        println!(
+            "  {:<width$}  {:+.3}  (+{}/-{})",
+            t.tag, t.score, t.positive, t.negative
+        );
     }
 }
 

@@ -13,8 +13,11 @@ use crate::protocol::{
     ErrorKind, Query, Reply, RequestBody, Response, RootStatus, StatusReport, PROTOCOL_VERSION,
 };
 
+use super::learning;
 use super::state::Shared;
 use super::watch::Message;
+use crate::engine::Application;
+use crate::store::Store;
 
 /// How long a request waits for the indexer (reload, project registration).
 const INDEXER_WAIT: Duration = Duration::from_secs(30);
@@ -25,6 +28,7 @@ const DEFAULT_SEARCH_LIMIT: usize = 10;
 #[derive(Clone)]
 pub struct Handler {
     pub shared: Arc<Shared>,
+    pub store: Arc<Store>,
     pub indexer: Sender<Message>,
 }
 
@@ -80,6 +84,37 @@ impl Handler {
                     }
                 }
             }
+            RequestBody::Feedback { id, relevant, tags } => {
+                learning::feedback(&self.shared, &self.store, &id, relevant, tags)
+            }
+            RequestBody::Track {
+                id,
+                task_id,
+                applied,
+                helpful,
+                score,
+                note,
+            } => learning::track(
+                &self.shared,
+                &self.store,
+                &id,
+                Application {
+                    task_id,
+                    applied_at: crate::time::now(),
+                    applied,
+                    helpful,
+                    effectiveness_score: score,
+                    feedback: note,
+                },
+            ),
+            RequestBody::SessionEnd {
+                session_id,
+                transcript_path,
+            } => learning::session_end(&self.shared, &self.store, &session_id, transcript_path),
+            RequestBody::Log { id, sort_by_score } => {
+                learning::log(&self.shared, id, sort_by_score)
+            }
+            RequestBody::Export => learning::export(&self.shared),
         }
     }
 
@@ -95,11 +130,7 @@ impl Handler {
             Ok(answer) => answer,
             Err(err) => return Response::error(ErrorKind::BadRequest, err.to_string()),
         };
-        if let Some(session) = query.session_id.as_deref().filter(|s| !s.is_empty()) {
-            let mut sessions = self.shared.sessions();
-            let seen = sessions.entry(session.to_string()).or_default();
-            seen.extend(answer.items.iter().map(|i| i.id.clone()));
-        }
+        self.record(&query, &answer);
         let micros = started.elapsed().as_secs_f64() * 1e6;
         self.shared
             .latencies
@@ -115,7 +146,70 @@ impl Handler {
             return HashSet::new();
         };
         let sessions = self.shared.sessions();
-        sessions.get(session).cloned().unwrap_or_default()
+        sessions
+            .get(session)
+            .map(|a| a.shown.iter().cloned().collect())
+            .unwrap_or_default()
+    }
+
+    /// Records what an answer showed: the session's audit (in memory now,
+    /// durably by the indexer thread), the tags each item was shown with,
+    /// and the lessons shown for the match-count auto-pin.
+    fn record(&self, query: &Query, answer: &crate::protocol::Answer) {
+        if answer.items.is_empty() {
+            return;
+        }
+        let tags: Vec<String> = query
+            .tags
+            .iter()
+            .map(|t| t.trim().to_lowercase())
+            .filter(|t| !t.is_empty())
+            .collect();
+        {
+            let mut last = self
+                .shared
+                .last_tags
+                .lock()
+                .unwrap_or_else(|e| e.into_inner());
+            for item in &answer.items {
+                last.insert(item.id.clone(), tags.clone());
+            }
+        }
+        let session = query
+            .session_id
+            .as_deref()
+            .filter(|s| !s.is_empty())
+            .map(|id| {
+                let mut sessions = self.shared.sessions();
+                let audit = sessions.entry(id.to_string()).or_default();
+                for item in &answer.items {
+                    if !audit.shown.contains(&item.id) {
+                        audit.shown.push(item.id.clone());
+                    }
+                }
+                for tag in &tags {
+                    if !audit.tags.contains(tag) {
+                        audit.tags.push(tag.clone());
+                    }
+                }
+                if audit.repo.is_none() {
+                    audit.repo = query.repo.clone().or_else(|| query.cwd.clone());
+                }
+                audit.processed = false;
+                audit.updated_at = crate::time::now();
+                (id.to_string(), audit.clone())
+            });
+        let lessons = answer
+            .items
+            .iter()
+            .filter(|i| i.kind == crate::protocol::Kind::Lesson)
+            .map(|i| i.id.clone())
+            .collect();
+        let _ = self.indexer.send(Message::Shown {
+            session,
+            lessons,
+            tags,
+        });
     }
 
     /// Registers the repository a query comes from, the first time a query

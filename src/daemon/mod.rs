@@ -12,6 +12,7 @@
 
 pub mod handler;
 pub mod indexer;
+pub mod learning;
 pub mod server;
 pub mod state;
 pub mod watch;
@@ -165,7 +166,19 @@ pub fn run(options: ServeOptions) -> Result<(), DaemonError> {
     }
     let store = Arc::new(store);
     let started = Instant::now();
-    let knowledge = start_up(&config, &store);
+    let mut knowledge = start_up(&config, &store);
+    match store.learned() {
+        Ok(learned) => *knowledge.engine.learned_mut() = learned,
+        Err(err) => tracing::warn!("cannot read learned state: {err}"),
+    }
+    let sessions: HashMap<_, _> = store
+        .sessions()
+        .unwrap_or_else(|err| {
+            tracing::warn!("cannot read session audits: {err}");
+            Vec::new()
+        })
+        .into_iter()
+        .collect();
     release_freed_memory();
     tracing::info!(
         "loaded {} files ({} from the store, {} parsed) in {:.1} ms",
@@ -176,7 +189,8 @@ pub fn run(options: ServeOptions) -> Result<(), DaemonError> {
     );
     let shared = Arc::new(Shared {
         knowledge: RwLock::new(knowledge),
-        sessions: Mutex::new(HashMap::new()),
+        sessions: Mutex::new(sessions),
+        last_tags: Mutex::new(HashMap::new()),
         latencies: Mutex::new(Latencies::default()),
         places: Mutex::new(HashMap::new()),
         info: Info {
@@ -190,6 +204,7 @@ pub fn run(options: ServeOptions) -> Result<(), DaemonError> {
     let (indexer_tx, indexer_thread) = watch::spawn(shared.clone(), store.clone());
     let handler = Handler {
         shared,
+        store: store.clone(),
         indexer: indexer_tx.clone(),
     };
     let limits = server::Limits {

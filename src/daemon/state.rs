@@ -2,13 +2,14 @@
 //! readers, the connections), sessions, query latencies, and facts for
 //! `status`.
 
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::collections::{HashMap, VecDeque};
 use std::path::PathBuf;
 use std::sync::{Mutex, MutexGuard, RwLock, RwLockReadGuard, RwLockWriteGuard};
 use std::time::Instant;
 
 use crate::engine::{Engine, ScopeId};
 use crate::protocol::{Latency, ReindexReport};
+use crate::store::SessionAudit;
 
 /// How a root is watched.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -133,8 +134,11 @@ pub struct Info {
 /// The state shared by the indexer and the connections.
 pub struct Shared {
     pub knowledge: RwLock<Knowledge>,
-    /// Items each session has been shown.
-    pub sessions: Mutex<HashMap<String, HashSet<String>>>,
+    /// Each session's audit: what it was shown, where.
+    pub sessions: Mutex<HashMap<String, SessionAudit>>,
+    /// The tags of the latest query that showed each item (for feedback
+    /// given without tags).
+    pub last_tags: Mutex<HashMap<String, Vec<String>>>,
     pub latencies: Mutex<Latencies>,
     /// Working directories already resolved to a project (or none).
     pub places: Mutex<HashMap<String, Option<PathBuf>>>,
@@ -153,8 +157,17 @@ impl Shared {
         self.knowledge.write().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// The sessions' shown items.
-    pub fn sessions(&self) -> MutexGuard<'_, HashMap<String, HashSet<String>>> {
+    /// The sessions' audits.
+    pub fn sessions(&self) -> MutexGuard<'_, HashMap<String, SessionAudit>> {
         self.sessions.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The tags of the latest query that showed `item`.
+    pub fn last_tags(&self, item: &str) -> Option<Vec<String>> {
+        self.last_tags
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(item)
+            .cloned()
     }
 }

@@ -43,6 +43,13 @@ pub enum Message {
     Reload(Sender<ReindexReport>),
     /// Register a project (a repository path), load its roots, then answer.
     Register(PathBuf, Sender<()>),
+    /// A query's answer to record: the session's audit, and the lessons
+    /// shown with the query's tags (for the match-count auto-pin).
+    Shown {
+        session: Option<(String, crate::store::SessionAudit)>,
+        lessons: Vec<String>,
+        tags: Vec<String>,
+    },
     /// Stop.
     Shutdown,
 }
@@ -132,6 +139,19 @@ impl Indexer {
                 Ok(Message::Register(repo, reply)) => {
                     self.register(&repo);
                     let _ = reply.send(());
+                }
+                Ok(Message::Shown {
+                    session,
+                    lessons,
+                    tags,
+                }) => {
+                    super::learning::record_shown(
+                        &self.shared,
+                        &self.store,
+                        session,
+                        lessons,
+                        tags,
+                    );
                 }
                 Ok(Message::Shutdown) | Err(RecvTimeoutError::Disconnected) => break,
                 Err(RecvTimeoutError::Timeout) => {}

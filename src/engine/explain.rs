@@ -59,7 +59,7 @@ pub(super) fn explain(
     let agent = facts.rubric.agent.clone();
     match &item.body {
         Body::Pattern(p) => {
-            let extra = engine.learned().applications(id).times_applied;
+            let extra = engine.learned().times_applied(id);
             let s = score_pattern(p, &item.tags, sim, extra, &facts.rubric);
             for (k, v) in [
                 ("task", s.task),
@@ -180,7 +180,7 @@ pub(super) fn explain(
                     facts.tags
                 ),
             });
-            let pinned = l.pinned || engine.learned().is_pinned(id);
+            let pinned = l.pinned || engine.learned().is_pinned(id, &facts.tags);
             reasons.push(if pinned {
                 "pinned: shown first whenever the gate and the filter pass".to_string()
             } else {

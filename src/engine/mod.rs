@@ -26,7 +26,7 @@ use crate::knowledge::{load_file, Body, Diagnostic, FileKind, FileLoad, Item};
 use crate::protocol::{Answer, Explanation, Kind, Query, SearchHit};
 use crate::text::{DocId, Field, TextIndex};
 
-pub use learned::{Applications, Learned, Pin};
+pub use learned::{Application, Applications, Learned, Pin, PinChange};
 
 /// Which queries see a file's items: [`GLOBAL`], or a registered project.
 pub type ScopeId = u32;

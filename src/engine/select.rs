@@ -376,7 +376,7 @@ fn patterns(
             continue;
         }
         let s = sim(live);
-        let extra = engine.learned().applications(&live.item.id).times_applied;
+        let extra = engine.learned().times_applied(&live.item.id);
         let score = score_pattern(p, &live.item.tags, s, extra, &facts.rubric);
         if score.total() < rubric::FALLBACK_THRESHOLD {
             continue;
@@ -533,7 +533,7 @@ fn lessons(
             .chain(&live.item.tags)
             .filter(|t| facts.tags.iter().any(|q| q.eq_ignore_ascii_case(t)))
             .count();
-        let is_pinned = l.pinned || learned.is_pinned(id);
+        let is_pinned = l.pinned || learned.is_pinned(id, &facts.tags);
         if is_pinned {
             pinned.push((live, s, avg, evals));
         } else if s >= MIN_TASK_SIMILARITY {

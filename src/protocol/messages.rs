@@ -50,6 +50,34 @@ pub enum RequestBody {
     },
     /// Re-read every root now.
     Reload,
+    /// Direct feedback on an item (seed 001, weight 2.0), for `tags` (or
+    /// the tags of the query that last showed it).
+    Feedback {
+        id: String,
+        relevant: bool,
+        tags: Vec<String>,
+    },
+    /// An application of an item (seed 003).
+    Track {
+        id: String,
+        task_id: Option<String>,
+        applied: bool,
+        helpful: Option<bool>,
+        score: Option<f64>,
+        note: Option<String>,
+    },
+    /// A session ended: ready for evaluation.
+    SessionEnd {
+        session_id: String,
+        transcript_path: Option<String>,
+    },
+    /// Per-tag relevance of one item or all, as seed 001's `log`.
+    Log {
+        id: Option<String>,
+        sort_by_score: bool,
+    },
+    /// All learned state as YAML.
+    Export,
 }
 
 /// The answer to a request, in the request's encoding.
@@ -133,6 +161,42 @@ pub enum Reply {
     Hits(Vec<SearchHit>),
     /// To `reload`.
     Reloaded(ReindexReport),
+    /// To `feedback`: the item's scores now.
+    Judged(LogEntry),
+    /// To `track`.
+    Tracked {
+        id: String,
+        times_applied: u32,
+        effectiveness: Option<f64>,
+    },
+    /// To `session_end`.
+    SessionEnded { session_id: String, shown: u64 },
+    /// To `log`.
+    Log(Vec<LogEntry>),
+    /// To `export`: YAML.
+    Exported(String),
+}
+
+/// One tag's learned relevance.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TagLine {
+    pub tag: String,
+    pub score: f64,
+    pub positive: u32,
+    pub negative: u32,
+}
+
+/// What has been learned about one item.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LogEntry {
+    pub id: String,
+    /// `None` when the item is not loaded (learned state outlives files).
+    pub kind: Option<Kind>,
+    pub title: String,
+    pub pinned: Option<String>,
+    pub tags: Vec<TagLine>,
+    pub times_applied: u32,
+    pub effectiveness: Option<f64>,
 }
 
 /// One knowledge item as shown to people.

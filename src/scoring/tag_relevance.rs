@@ -28,7 +28,7 @@ pub const AUTO_PIN_MIN_EVALS: u32 = 5;
 pub const AUTO_UNPIN_BELOW: f64 = 0.2;
 
 /// What has been learned for one (item, tag).
-#[derive(Debug, Clone, Copy, PartialEq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Default, serde::Serialize, serde::Deserialize)]
 pub struct TagScore {
     /// EMA-smoothed relevance.
     pub score: f64,

@@ -1,0 +1,230 @@
+//! Learning from use through the real daemon: feedback and its seed-001
+//! arithmetic, filtering by context, tracking and effectiveness, audits,
+//! log and export, and durability across a SIGKILL.
+
+mod common;
+
+use common::{stdout, Daemon, Sandbox};
+use serde_json::Value;
+
+const LESSONS: &str = "lessons:
+  - id: L-1
+    text: Run the database migrations before the integration tests
+    prerequisites: { tags: [python] }
+  - id: L-2
+    text: Integration tests need the docker compose stack up
+";
+
+fn tag_line(entry: &Value, tag: &str) -> (f64, u64, u64) {
+    let line = entry["tags"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["tag"] == tag)
+        .unwrap_or_else(|| panic!("no {tag} in {entry}"));
+    (
+        line["score"].as_f64().unwrap(),
+        line["positive"].as_u64().unwrap(),
+        line["negative"].as_u64().unwrap(),
+    )
+}
+
+fn lesson_ids(daemon: &Daemon, tags: &str) -> Vec<String> {
+    let v = daemon.json(&[
+        "query",
+        "--task",
+        "run the integration tests",
+        "--tags",
+        tags,
+        "--kinds",
+        "lesson",
+    ]);
+    v["ok"]["answer"]["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["id"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn feedback_follows_the_seed_and_filters_only_its_context() {
+    let sandbox = Sandbox::new();
+    sandbox.write("lessons.yaml", LESSONS);
+    let daemon = Daemon::start(&sandbox);
+    assert!(lesson_ids(&daemon, "python").contains(&"L-1".to_string()));
+
+    // Direct feedback weighs 2.0: -0.6, then -0.6 x 0.7 - 0.6 = -1.02.
+    let first = daemon.json(&["feedback", "L-1", "--irrelevant", "--tags", "python"]);
+    let (score, pos, neg) = tag_line(&first["ok"]["judged"], "python");
+    assert!(
+        (score + 0.6).abs() < 1e-9 && pos == 0 && neg == 1,
+        "{first}"
+    );
+    let second = daemon.json(&["feedback", "L-1", "--irrelevant", "--tags", "python"]);
+    assert!((tag_line(&second["ok"]["judged"], "python").0 + 1.02).abs() < 1e-9);
+
+    // Two evaluations are not yet evidence: still shown.
+    assert!(lesson_ids(&daemon, "python").contains(&"L-1".to_string()));
+    daemon.json(&["feedback", "L-1", "--irrelevant", "--tags", "python"]);
+    // Three, averaging below -0.1 over the query's tags: filtered here...
+    assert!(!lesson_ids(&daemon, "python").contains(&"L-1".to_string()));
+    // ...diluted by a tag without data (missing tags count 0.0): -1.314/2.
+    assert!(!lesson_ids(&daemon, "python,github").contains(&"L-1".to_string()));
+    // ...and still shown where it was not judged.
+    assert!(lesson_ids(&daemon, "rust").contains(&"L-1".to_string()));
+    assert!(lesson_ids(&daemon, "python").contains(&"L-2".to_string()));
+
+    let explain = stdout(&daemon.memctl(&[
+        "explain",
+        "L-1",
+        "--task",
+        "run the integration tests",
+        "--tags",
+        "python",
+    ]));
+    assert!(explain.contains("filtered"), "{explain}");
+
+    // Feedback without tags applies to the tags of the query that last
+    // showed the item.
+    lesson_ids(&daemon, "rust");
+    let v = daemon.json(&["feedback", "L-1", "--relevant"]);
+    let (score, pos, _) = tag_line(&v["ok"]["judged"], "rust");
+    assert!((score - 0.6).abs() < 1e-9 && pos == 1, "{v}");
+
+    // The seed's log format.
+    let log = stdout(&daemon.memctl(&["log", "L-1"]));
+    assert!(log.contains("Tags:"), "{log}");
+    assert!(log.contains("python  -1.314  (+0/-3)"), "{log}");
+    assert!(log.contains("rust    +0.600  (+1/-0)"), "{log}");
+}
+
+#[test]
+fn tracking_feeds_effectiveness_and_history() {
+    let sandbox = Sandbox::new();
+    sandbox.write(
+        "index.yaml",
+        "learnings:\n  - learning_id: T-1\n    learning_type: bugfix\n    title: Import path errors\n    description: d\n    keywords: [import, path]\n",
+    );
+    sandbox.write(
+        "patterns.yaml",
+        "patterns:\n  - {id: P-1, name: n, problem: import path errors, solution: s, confidence: high, times_applied: 1}\n",
+    );
+    let daemon = Daemon::start(&sandbox);
+    let v = daemon.json(&["track", "T-1", "--applied", "--score", "0.5"]);
+    assert_eq!(v["ok"]["tracked"]["effectiveness"], 0.5);
+    let v = daemon.json(&["track", "T-1", "--applied", "--helpful"]);
+    assert!((v["ok"]["tracked"]["effectiveness"].as_f64().unwrap() - 0.65).abs() < 1e-9);
+    let block = stdout(&daemon.memctl(&["query", "--task", "fix the import path errors"]));
+    assert!(
+        block.contains("**Historical Effectiveness:** 0.65"),
+        "{block}"
+    );
+    // Applications recorded through tracking count toward pattern history:
+    // high confidence with 1 + 2 applications is proven (2 points).
+    let before = daemon.json(&["explain", "P-1", "--task", "import path errors"]);
+    assert_eq!(before["ok"]["explanation"]["dimensions"]["history"], 1.0);
+    daemon.json(&["track", "P-1", "--applied"]);
+    daemon.json(&["track", "P-1", "--applied"]);
+    let after = daemon.json(&["explain", "P-1", "--task", "import path errors"]);
+    assert_eq!(after["ok"]["explanation"]["dimensions"]["history"], 2.0);
+    let bad = daemon.memctl(&["track", "T-1", "--score", "7"]);
+    assert_eq!(bad.status.code(), Some(1));
+}
+
+#[test]
+fn learned_state_and_audits_survive_a_restart_and_export_as_yaml() {
+    let sandbox = Sandbox::new();
+    sandbox.write("lessons.yaml", LESSONS);
+    {
+        let mut daemon = Daemon::start(&sandbox);
+        daemon.json(&["feedback", "L-2", "--relevant", "--tags", "docker"]);
+        daemon.json(&["track", "L-2", "--applied", "--helpful"]);
+        let v = daemon.json(&[
+            "query",
+            "--task",
+            "run the integration tests",
+            "--session",
+            "s-9",
+            "--tags",
+            "python",
+        ]);
+        assert!(!v["ok"]["answer"]["items"].as_array().unwrap().is_empty());
+        let ended = daemon.json(&["session-end", "s-9", "--transcript", "/tmp/t.jsonl"]);
+        assert!(ended["ok"]["session_ended"]["shown"].as_u64().unwrap() >= 1);
+        daemon.stop();
+    }
+    let daemon = Daemon::start(&sandbox);
+    let log = daemon.json(&["log", "L-2"]);
+    let entry = &log["ok"]["log"][0];
+    assert!((tag_line(entry, "docker").0 - 0.6).abs() < 1e-9);
+    assert_eq!(entry["times_applied"], 1);
+    // The session remembers what it was shown.
+    let v = daemon.json(&[
+        "query",
+        "--task",
+        "run the integration tests",
+        "--session",
+        "s-9",
+        "--tags",
+        "python",
+    ]);
+    assert!(
+        v["ok"]["answer"]["items"].as_array().unwrap().is_empty(),
+        "{v}"
+    );
+    let yaml = stdout(&daemon.memctl(&["export"]));
+    assert!(yaml.contains("memd_export: 1"), "{yaml}");
+    assert!(yaml.contains("L-2"), "{yaml}");
+    assert!(yaml.contains("docker"), "{yaml}");
+}
+
+#[test]
+fn every_acknowledged_feedback_survives_sigkill() {
+    let sandbox = Sandbox::new();
+    sandbox.write("lessons.yaml", LESSONS);
+    let mut daemon = Daemon::start(&sandbox);
+    let pid = daemon.child.id();
+    let socket = daemon.socket.clone();
+    let sender = std::thread::spawn(move || {
+        let mut acknowledged = 0u64;
+        for _ in 0..400 {
+            let out = std::process::Command::new(common::memctl_path())
+                .args([
+                    "feedback",
+                    "L-2",
+                    "--irrelevant",
+                    "--tags",
+                    "kill",
+                    "--socket",
+                ])
+                .arg(&socket)
+                .output()
+                .unwrap();
+            if !out.status.success() {
+                break;
+            }
+            acknowledged += 1;
+        }
+        acknowledged
+    });
+    std::thread::sleep(std::time::Duration::from_millis(400));
+    let _ = std::process::Command::new("kill")
+        .arg("-KILL")
+        .arg(pid.to_string())
+        .status();
+    let _ = daemon.child.wait();
+    let acknowledged = sender.join().unwrap();
+    assert!(
+        acknowledged > 0,
+        "no feedback was acknowledged before the kill"
+    );
+    drop(daemon);
+    let daemon = Daemon::start(&sandbox);
+    let log = daemon.json(&["log", "L-2"]);
+    let negatives = tag_line(&log["ok"]["log"][0], "kill").2;
+    assert!(
+        negatives >= acknowledged && negatives <= acknowledged + 1,
+        "{acknowledged} acknowledged, {negatives} applied"
+    );
+}
