@@ -94,6 +94,25 @@ impl Default for DaemonSettings {
     }
 }
 
+/// The evaluator's judge.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct EvaluatorSettings {
+    /// An external judge: program and arguments. Empty: the built-in judge.
+    pub command: Vec<String>,
+    /// How long the external judge may take per session.
+    pub timeout_ms: u64,
+}
+
+impl Default for EvaluatorSettings {
+    fn default() -> Self {
+        EvaluatorSettings {
+            command: Vec::new(),
+            timeout_ms: 120_000,
+        }
+    }
+}
+
 #[derive(Debug, Default, Deserialize)]
 #[serde(default)]
 struct RawConfig {
@@ -102,6 +121,7 @@ struct RawConfig {
     query: QueryDefaults,
     roles: BTreeMap<String, Role>,
     daemon: DaemonSettings,
+    evaluator: EvaluatorSettings,
 }
 
 /// The loaded configuration, paths resolved.
@@ -119,6 +139,8 @@ pub struct Config {
     pub roles: BTreeMap<String, Role>,
     /// Settings of `memd serve`.
     pub daemon: DaemonSettings,
+    /// The evaluator's judge.
+    pub evaluator: EvaluatorSettings,
 }
 
 /// Where to look for things, from flags (and then the environment).
@@ -222,6 +244,7 @@ impl Config {
             query: raw.query,
             roles,
             daemon: raw.daemon,
+            evaluator: raw.evaluator,
         })
     }
 

@@ -9,7 +9,8 @@
 //! - [`scoring`]: the five pure scoring policies, one per seed document.
 //! - [`engine`]: the in-memory knowledge base, selection per kind.
 //! - [`render`]: the injection block in the seeds' formats, within budget.
-//! - [`store`]: redb persistence of files, items and projects.
+//! - [`store`]: redb persistence of files, items, projects, learned state.
+//! - [`evaluate`]: transcripts and judges for the evaluator.
 //! - [`daemon`]: `memd serve`: the socket server, file watching, state.
 //! - [`config`]: the `memd.toml` file.
 //! - [`time`]: instants as Unix seconds.
@@ -22,6 +23,8 @@ pub mod config;
 pub mod daemon;
 #[cfg(feature = "daemon")]
 pub mod engine;
+#[cfg(feature = "daemon")]
+pub mod evaluate;
 #[cfg(feature = "daemon")]
 pub mod knowledge;
 #[cfg(feature = "daemon")]

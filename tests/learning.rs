@@ -228,3 +228,200 @@ fn every_acknowledged_feedback_survives_sigkill() {
         "{acknowledged} acknowledged, {negatives} applied"
     );
 }
+
+fn fixture(name: &str) -> String {
+    format!("{}/tests/fixtures/{name}", env!("CARGO_MANIFEST_DIR"))
+}
+
+/// One session: a query that shows the lessons with `tags`, then its end
+/// with the fixture transcript.
+fn session(daemon: &Daemon, id: &str, tags: &str) {
+    let v = daemon.json(&[
+        "query",
+        "--task",
+        "run the integration tests",
+        "--tags",
+        tags,
+        "--session",
+        id,
+        "--kinds",
+        "lesson",
+    ]);
+    assert!(
+        !v["ok"]["answer"]["items"].as_array().unwrap().is_empty(),
+        "{v}"
+    );
+    daemon.json(&[
+        "session-end",
+        id,
+        "--transcript",
+        &fixture("transcript.jsonl"),
+    ]);
+}
+
+#[test]
+fn an_external_judge_reproduces_the_seed_numbers() {
+    let sandbox = Sandbox::new();
+    std::fs::write(
+        sandbox.config(),
+        format!(
+            "roots = []\n[evaluator]\ncommand = [\"sh\", \"{}\"]\n",
+            fixture("judge.sh")
+        ),
+    )
+    .unwrap();
+    sandbox.write("lessons.yaml", LESSONS);
+    let daemon = Daemon::start(&sandbox);
+    session(&daemon, "s-1", "python");
+    assert_eq!(
+        daemon.json(&["status"])["ok"]["status"]["pending_evaluations"],
+        1
+    );
+    let out = daemon.memctl(&["evaluate"]);
+    assert!(out.status.success(), "{}", stdout(&out));
+    assert!(
+        stdout(&out).contains("s-1: 2 item(s) judged"),
+        "{}",
+        stdout(&out)
+    );
+    let log = daemon.json(&["log", "L-1"]);
+    let (score, _, neg) = tag_line(&log["ok"]["log"][0], "python");
+    assert!((score + 0.300).abs() < 1e-9 && neg == 1, "{log}");
+    session(&daemon, "s-2", "python");
+    daemon.json(&["evaluate"]);
+    let log = daemon.json(&["log", "L-1"]);
+    assert!(
+        (tag_line(&log["ok"]["log"][0], "python").0 + 0.510).abs() < 1e-9,
+        "{log}"
+    );
+    // Nothing new: evaluating again changes nothing.
+    let again = daemon.json(&["evaluate"]);
+    assert_eq!(
+        again["sessions"].as_array().map_or(0, |s| s.len()),
+        0,
+        "{again}"
+    );
+    // Re-evaluating a session on request reads its transcript again.
+    daemon.json(&["evaluate", "--force", "s-1"]);
+    let log = daemon.json(&["log", "L-1"]);
+    assert_eq!(tag_line(&log["ok"]["log"][0], "python").2, 3);
+    // Three evaluations averaging below -0.1: filtered for python only.
+    assert!(!lesson_ids(&daemon, "python").contains(&"L-1".to_string()));
+    assert!(lesson_ids(&daemon, "rust").contains(&"L-1".to_string()));
+}
+
+#[test]
+fn a_failing_judge_leaves_the_session_pending_and_says_why() {
+    let sandbox = Sandbox::new();
+    std::fs::write(
+        sandbox.config(),
+        "roots = []\n[evaluator]\ncommand = [\"sh\", \"-c\", \"echo broken; exit 4\"]\n",
+    )
+    .unwrap();
+    sandbox.write("lessons.yaml", LESSONS);
+    let daemon = Daemon::start(&sandbox);
+    session(&daemon, "s-1", "python");
+    let out = daemon.memctl(&["evaluate"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stdout(&out).contains("the judge failed"),
+        "{}",
+        stdout(&out)
+    );
+    assert_eq!(
+        daemon.json(&["status"])["ok"]["status"]["pending_evaluations"],
+        1
+    );
+}
+
+#[test]
+fn the_builtin_judge_finds_evidence_in_the_transcript() {
+    let sandbox = Sandbox::new();
+    sandbox.write(
+        "gotchas.yaml",
+        "gotchas:\n  - {id: G-6, title: Postgres unique violations surface as error 23505, fix: Catch code 23505 to detect duplicates, category: db}\n  - {id: G-13, title: Safari caches 301 redirects forever, fix: Clear the browser cache between redirect experiments, category: db}\n",
+    );
+    let daemon = Daemon::start(&sandbox);
+    let v = daemon.json(&[
+        "query",
+        "--task",
+        "fix the db",
+        "--tags",
+        "typescript",
+        "--session",
+        "b-1",
+    ]);
+    assert_eq!(v["ok"]["answer"]["items"].as_array().unwrap().len(), 2);
+    daemon.json(&[
+        "session-end",
+        "b-1",
+        "--transcript",
+        &fixture("transcript.jsonl"),
+    ]);
+    daemon.json(&["evaluate"]);
+    let relevant = daemon.json(&["log", "G-6"]);
+    let (score, pos, _) = tag_line(&relevant["ok"]["log"][0], "typescript");
+    assert!((score - 0.3).abs() < 1e-9 && pos == 1, "{relevant}");
+    let irrelevant = daemon.json(&["log", "G-13"]);
+    let (score, _, neg) = tag_line(&irrelevant["ok"]["log"][0], "typescript");
+    assert!((score + 0.3).abs() < 1e-9 && neg == 1, "{irrelevant}");
+}
+
+#[test]
+fn auto_pin_and_unpin_happen_at_the_seed_thresholds() {
+    let sandbox = Sandbox::new();
+    sandbox.write("lessons.yaml", LESSONS);
+    let daemon = Daemon::start(&sandbox);
+    // Tag relevance: average above 0.6 with at least 5 evaluations.
+    for i in 1..=5 {
+        let v = daemon.json(&["feedback", "L-2", "--relevant", "--tags", "docker"]);
+        let pinned = &v["ok"]["judged"]["pinned"];
+        assert_eq!(pinned.is_null(), i < 5, "after {i}: {v}");
+    }
+    // Auto-unpinned once the average drops below 0.2.
+    let mut unpinned = false;
+    for _ in 0..10 {
+        let v = daemon.json(&["feedback", "L-2", "--irrelevant", "--tags", "docker"]);
+        if v["ok"]["judged"]["pinned"].is_null() {
+            unpinned = true;
+            break;
+        }
+    }
+    assert!(unpinned);
+    // Match count: shown 15 times for a tag set pins it for that set.
+    for _ in 0..15 {
+        assert!(lesson_ids(&daemon, "ci,linux").contains(&"L-1".to_string()));
+    }
+    common::eventually("the 15th match pins it", || {
+        daemon.json(&["log", "L-1"])["ok"]["log"][0]["pinned"] == "auto for [ci, linux]"
+    });
+    // Pinned lessons come first, whatever the task, where their tags are.
+    let v = daemon.json(&[
+        "query",
+        "--task",
+        "write the release notes",
+        "--tags",
+        "linux,ci",
+    ]);
+    assert!(
+        v["ok"]["answer"]["block"]
+            .as_str()
+            .unwrap()
+            .starts_with("## Pinned Lessons"),
+        "{v}"
+    );
+    let v = daemon.json(&[
+        "query",
+        "--task",
+        "write the release notes",
+        "--tags",
+        "linux",
+    ]);
+    assert!(
+        !v["ok"]["answer"]["block"]
+            .as_str()
+            .unwrap()
+            .contains("Pinned Lessons"),
+        "{v}"
+    );
+}

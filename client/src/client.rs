@@ -10,8 +10,9 @@ use memd::protocol::{
     MAX_FRAME_BYTES,
 };
 
-/// How long to wait for an answer (a reload may take a while).
-const TIMEOUT: Duration = Duration::from_secs(60);
+/// How long to wait for an answer (a reload or an evaluation may take a
+/// while).
+const TIMEOUT: Duration = Duration::from_secs(300);
 
 /// Why a request failed.
 #[derive(Debug)]

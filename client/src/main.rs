@@ -35,6 +35,8 @@ Usage:
   memctl log [ID] [--sort score]
                               learned per-tag relevance (seed 001's format)
   memctl export               all learned state as YAML
+  memctl evaluate [--limit N] [--force SESSION]
+                              judge finished sessions (progress on stderr)
 
 Every command takes --json (print the daemon's answer as JSON) and
 --socket PATH (default: $MEMD_SOCKET, else $XDG_RUNTIME_DIR/memd/memd.sock).
@@ -72,6 +74,8 @@ struct Args {
     task_id: Option<String>,
     transcript: Option<String>,
     sort_by_score: bool,
+    force: Option<String>,
+    limit_given: bool,
 }
 
 fn parse() -> Result<Option<Args>, Box<dyn std::error::Error>> {
@@ -91,6 +95,8 @@ fn parse() -> Result<Option<Args>, Box<dyn std::error::Error>> {
         task_id: None,
         transcript: None,
         sort_by_score: false,
+        force: None,
+        limit_given: false,
     };
     let q = &mut args.query;
     while let Some(arg) = parser.next()? {
@@ -102,7 +108,11 @@ fn parse() -> Result<Option<Args>, Box<dyn std::error::Error>> {
             Long("config") | Long("data-dir") => {
                 parser.value()?;
             }
-            Long("limit") => args.limit = parser.value()?.parse()?,
+            Long("limit") => {
+                args.limit = parser.value()?.parse()?;
+                args.limit_given = true;
+            }
+            Long("force") => args.force = Some(parser.value()?.string()?),
             Long("relevant") => args.relevant = Some(true),
             Long("irrelevant") => args.relevant = Some(false),
             Long("applied") => args.applied = true,
@@ -145,6 +155,9 @@ fn run() -> Result<ExitCode, Box<dyn std::error::Error>> {
             .cloned()
             .ok_or_else(|| format!("`memctl {}` needs {what}", args.command).into())
     };
+    if args.command == "evaluate" && args.force.is_none() {
+        return evaluate_all(&args);
+    }
     let request = match args.command.as_str() {
         "ping" => RequestBody::Ping,
         "status" => RequestBody::Status,
@@ -187,6 +200,10 @@ fn run() -> Result<ExitCode, Box<dyn std::error::Error>> {
             sort_by_score: args.sort_by_score,
         },
         "export" => RequestBody::Export,
+        "evaluate" => RequestBody::Evaluate {
+            limit: 1,
+            force: args.force.clone(),
+        },
         other => return Err(format!("unknown command `{other}`\n\n{USAGE}").into()),
     };
     let socket = memd::protocol::socket_path(args.socket.clone());
@@ -225,4 +242,78 @@ fn run() -> Result<ExitCode, Box<dyn std::error::Error>> {
             Ok(ExitCode::from(1))
         }
     }
+}
+
+/// Evaluates pending sessions one request at a time, showing progress on
+/// stderr when there are several; stops at `--limit`, when none is left,
+/// or when a session fails a second time.
+fn evaluate_all(args: &Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
+    let socket = memd::protocol::socket_path(args.socket.clone());
+    let mut client = match Client::connect(&socket) {
+        Ok(client) => client,
+        Err(ClientError::NotRunning(path)) => {
+            eprintln!(
+                "memctl: memd is not running (nothing listens on {}).",
+                path.display()
+            );
+            return Ok(ExitCode::from(1));
+        }
+        Err(err) => return Err(err.into()),
+    };
+    let max = if args.limit_given {
+        args.limit as usize
+    } else {
+        usize::MAX
+    };
+    let mut done = Vec::new();
+    let mut failed: Vec<String> = Vec::new();
+    let mut total = None;
+    let mut pending = 0;
+    while done.len() < max {
+        let response = client.request(RequestBody::Evaluate {
+            limit: 1,
+            force: None,
+        })?;
+        let report = match response.outcome {
+            Outcome::Ok(Reply::Evaluated(report)) => report,
+            Outcome::Ok(_) => return Err("unexpected reply".into()),
+            Outcome::Error(err) => {
+                eprintln!("memctl: {:?}: {}", err.kind, err.message);
+                return Ok(ExitCode::from(1));
+            }
+        };
+        pending = report.pending;
+        let Some(session) = report.sessions.into_iter().next() else {
+            break;
+        };
+        let total = *total.get_or_insert(pending as usize + 1);
+        if total > 1 && !args.json {
+            eprintln!("[{}/{total}] {}", done.len() + 1, session.session_id);
+        }
+        if session.problem.is_some() {
+            if failed.contains(&session.session_id) {
+                break;
+            }
+            failed.push(session.session_id.clone());
+        }
+        done.push(session);
+        if pending == 0 {
+            break;
+        }
+    }
+    let report = memd::protocol::EvaluateReport {
+        sessions: done,
+        pending,
+    };
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&report)?);
+    } else {
+        print::reply(&Reply::Evaluated(report.clone()), std::time::Duration::ZERO);
+    }
+    let any_problem = report.sessions.iter().any(|s| s.problem.is_some());
+    Ok(if any_problem {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
 }

@@ -91,6 +91,15 @@ pub fn reply(reply: &Reply, elapsed: Duration) {
             }
         }
         Reply::Exported(yaml) => print!("{yaml}"),
+        Reply::Evaluated(report) => {
+            for s in &report.sessions {
+                match &s.problem {
+                    None => println!("{}: {} item(s) judged", s.session_id, s.judged),
+                    Some(why) => println!("{}: not evaluated: {why}", s.session_id),
+                }
+            }
+            println!("{} session(s) still pending", report.pending);
+        }
     }
 }
 

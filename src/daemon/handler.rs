@@ -30,6 +30,7 @@ pub struct Handler {
     pub shared: Arc<Shared>,
     pub store: Arc<Store>,
     pub indexer: Sender<Message>,
+    pub judge: Arc<crate::evaluate::Judge>,
 }
 
 impl Handler {
@@ -115,6 +116,9 @@ impl Handler {
                 learning::log(&self.shared, id, sort_by_score)
             }
             RequestBody::Export => learning::export(&self.shared),
+            RequestBody::Evaluate { limit, force } => {
+                learning::evaluate(&self.shared, &self.store, &self.judge, limit, force)
+            }
         }
     }
 
@@ -296,7 +300,7 @@ impl Handler {
                 .lock()
                 .unwrap_or_else(|e| e.into_inner())
                 .report(),
-            pending_evaluations: 0,
+            pending_evaluations: learning::pending(&self.shared),
             sessions: self.shared.sessions().len() as u64,
         }
     }

@@ -8,9 +8,12 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use crate::engine::{Application, Applications, Learned, Pin, PinChange};
+use crate::evaluate::{transcript, Judge, JudgeInput, ShownItem};
 use crate::knowledge::view;
-use crate::protocol::{ErrorKind, LogEntry, Reply, Response, TagLine};
-use crate::scoring::tag_relevance::{TagScore, FEEDBACK_WEIGHT};
+use crate::protocol::{
+    ErrorKind, EvaluateReport, LogEntry, Reply, Response, SessionEvaluation, TagLine,
+};
+use crate::scoring::tag_relevance::{TagScore, EVALUATOR_WEIGHT, FEEDBACK_WEIGHT};
 use crate::store::{LearnedWrite, SessionAudit, Store};
 
 use super::state::Shared;
@@ -307,4 +310,175 @@ pub fn export(shared: &Shared) -> Response {
         Ok(yaml) => Response::ok(Reply::Exported(yaml)),
         Err(err) => Response::error(ErrorKind::Internal, err.to_string()),
     }
+}
+
+/// Sessions that ended and were not evaluated since.
+pub fn pending(shared: &Shared) -> u64 {
+    shared
+        .sessions()
+        .values()
+        .filter(|a| a.ended && !a.processed)
+        .count() as u64
+}
+
+/// Evaluates finished sessions (or re-evaluates `force` from the start):
+/// the judge runs outside every lock; its answers are committed, then
+/// applied. A session whose judge fails stays pending and says why.
+pub fn evaluate(
+    shared: &Shared,
+    store: &Store,
+    judge: &Judge,
+    limit: u32,
+    force: Option<String>,
+) -> Response {
+    let chosen: Vec<(String, SessionAudit)> = {
+        let sessions = shared.sessions();
+        match &force {
+            Some(id) => match sessions.get(id) {
+                Some(audit) => vec![(id.clone(), audit.clone())],
+                None => {
+                    return Response::error(
+                        ErrorKind::NotFound,
+                        format!("no session `{id}` was audited"),
+                    )
+                }
+            },
+            None => {
+                let mut ready: Vec<(String, SessionAudit)> = sessions
+                    .iter()
+                    .filter(|(_, a)| a.ended && !a.processed)
+                    .map(|(id, a)| (id.clone(), a.clone()))
+                    .collect();
+                ready.sort_by_key(|(id, a)| (a.updated_at, id.clone()));
+                if limit > 0 {
+                    ready.truncate(limit as usize);
+                }
+                ready
+            }
+        }
+    };
+    let mut report = EvaluateReport::default();
+    for (id, audit) in chosen {
+        let offset = if force.is_some() {
+            0
+        } else {
+            audit.evaluated_bytes
+        };
+        let outcome = evaluate_one(shared, store, judge, &id, audit, offset);
+        if outcome.problem.is_some() {
+            // To the back of the queue, so one failing session does not
+            // hold up the others.
+            if let Some(a) = shared.sessions().get_mut(&id) {
+                a.updated_at = crate::time::now();
+            }
+        }
+        report.sessions.push(outcome);
+    }
+    report.pending = pending(shared);
+    Response::ok(Reply::Evaluated(report))
+}
+
+fn evaluate_one(
+    shared: &Shared,
+    store: &Store,
+    judge: &Judge,
+    id: &str,
+    mut audit: SessionAudit,
+    offset: u64,
+) -> SessionEvaluation {
+    let problem = |judged: u32, why: String| SessionEvaluation {
+        session_id: id.to_string(),
+        judged,
+        problem: Some(why),
+    };
+    let Some(path) = audit.transcript.clone() else {
+        audit.processed = true;
+        let _ = commit_session(shared, store, id, &audit, &[], None);
+        return problem(0, "no transcript was recorded for it; skipped".into());
+    };
+    let chunk = match transcript::read_from(std::path::Path::new(&path), offset) {
+        Ok(chunk) => chunk,
+        Err(err) => return problem(0, format!("cannot read the transcript {path}: {err}")),
+    };
+    let items: Vec<ShownItem> = {
+        let k = shared.read();
+        audit
+            .shown
+            .iter()
+            .filter_map(|item| k.engine.get(item).map(|i| ShownItem::of(i)))
+            .collect()
+    };
+    let text = crate::evaluate::excerpt(&chunk.turns);
+    let input = JudgeInput {
+        session_id: id,
+        tags: &audit.tags,
+        repo: audit.repo.as_deref(),
+        transcript: &text,
+        items: &items,
+    };
+    let scores = match judge.judge(&input) {
+        Ok(scores) => scores,
+        Err(why) => return problem(0, why),
+    };
+    audit.processed = true;
+    audit.evaluated_bytes = chunk.next_offset;
+    let judged = scores.len() as u32;
+    match commit_session(
+        shared,
+        store,
+        id,
+        &audit,
+        &audit.tags.clone(),
+        Some(&scores),
+    ) {
+        Ok(()) => SessionEvaluation {
+            session_id: id.to_string(),
+            judged,
+            problem: None,
+        },
+        Err(err) => problem(0, format!("could not commit: {err}")),
+    }
+}
+
+/// Applies a session's judgements (evaluator weight 1.0) and its new audit:
+/// committed first, then made live.
+fn commit_session(
+    shared: &Shared,
+    store: &Store,
+    id: &str,
+    audit: &SessionAudit,
+    tags: &[String],
+    scores: Option<&BTreeMap<String, f64>>,
+) -> Result<(), crate::store::StoreError> {
+    let mut k = shared.write();
+    let mut scratch = Learned {
+        tag_relevance: k.engine.learned().tag_relevance.clone(),
+        pins: k.engine.learned().pins.clone(),
+        ..Learned::default()
+    };
+    let mut tag_scores = Vec::new();
+    let mut pins = Vec::new();
+    for (item, raw) in scores.into_iter().flatten() {
+        let (updated, change) = scratch.judge(item, tags, *raw, EVALUATOR_WEIGHT);
+        tag_scores.extend(updated.into_iter().map(|(t, s)| (item.clone(), t, s)));
+        if change.is_some() {
+            pins.push((item.clone(), scratch.pins.get(item).cloned()));
+        }
+    }
+    let write = LearnedWrite {
+        tag_scores: tag_scores
+            .iter()
+            .map(|(i, t, s)| (i.as_str(), t.as_str(), *s))
+            .collect(),
+        pins: pins.iter().map(|(i, p)| (i.as_str(), p.as_ref())).collect(),
+        sessions: vec![(id, audit)],
+        ..LearnedWrite::default()
+    };
+    store.write_learned(&write)?;
+    let learned = k.engine.learned_mut();
+    learned.tag_relevance = scratch.tag_relevance;
+    learned.pins = scratch.pins;
+    drop(k);
+    shared.sessions().insert(id.to_string(), audit.clone());
+    Ok(())
 }

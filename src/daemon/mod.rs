@@ -202,10 +202,19 @@ pub fn run(options: ServeOptions) -> Result<(), DaemonError> {
         },
     });
     let (indexer_tx, indexer_thread) = watch::spawn(shared.clone(), store.clone());
+    let judge = if config.evaluator.command.is_empty() {
+        crate::evaluate::Judge::Builtin
+    } else {
+        crate::evaluate::Judge::Command {
+            argv: config.evaluator.command.clone(),
+            timeout: Duration::from_millis(config.evaluator.timeout_ms.max(1)),
+        }
+    };
     let handler = Handler {
         shared,
         store: store.clone(),
         indexer: indexer_tx.clone(),
+        judge: Arc::new(judge),
     };
     let limits = server::Limits {
         max_connections: config.daemon.max_connections.max(1),

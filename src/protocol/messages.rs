@@ -78,6 +78,9 @@ pub enum RequestBody {
     },
     /// All learned state as YAML.
     Export,
+    /// Evaluate up to `limit` finished sessions (0: all), or re-evaluate
+    /// one session from the start of its transcript.
+    Evaluate { limit: u32, force: Option<String> },
 }
 
 /// The answer to a request, in the request's encoding.
@@ -175,6 +178,26 @@ pub enum Reply {
     Log(Vec<LogEntry>),
     /// To `export`: YAML.
     Exported(String),
+    /// To `evaluate`.
+    Evaluated(EvaluateReport),
+}
+
+/// One session's evaluation.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SessionEvaluation {
+    pub session_id: String,
+    /// Items judged.
+    pub judged: u32,
+    /// Why the session was left for later or skipped, if it was.
+    pub problem: Option<String>,
+}
+
+/// What an evaluation run did.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct EvaluateReport {
+    pub sessions: Vec<SessionEvaluation>,
+    /// Sessions still waiting.
+    pub pending: u64,
 }
 
 /// One tag's learned relevance.

@@ -1,0 +1,275 @@
+//! Judges: whether each item shown in a session was relevant to it. A raw
+//! score in [-1, 1] per item, or none when the judge cannot tell.
+//!
+//! - The built-in judge needs no network: it looks in the transcript for the
+//!   item's topic (its title's terms) and its advice (the solution, fix or
+//!   instead's terms).
+//! - A command judge (an LLM CLI, say) gets one JSON document on stdin and
+//!   answers JSON scores on stdout, within a timeout.
+
+use std::collections::{BTreeMap, HashSet};
+use std::io::{Read, Write};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde::{Deserialize, Serialize};
+
+use crate::knowledge::{Body, Item};
+use crate::text::tokenize::terms;
+
+/// Topic terms present at or above this share: relevant.
+pub const TOPIC_EVIDENCE: f64 = 0.5;
+/// Advice terms present at or above this share: relevant.
+pub const ADVICE_EVIDENCE: f64 = 0.4;
+/// Below this share of both: irrelevant (the topic never came up).
+pub const NO_EVIDENCE: f64 = 0.15;
+
+/// An item as a judge sees it.
+#[derive(Debug, Clone, Serialize)]
+pub struct ShownItem {
+    pub id: String,
+    pub kind: String,
+    pub title: String,
+    pub advice: String,
+}
+
+impl ShownItem {
+    /// The item's topic and advice.
+    pub fn of(item: &Item) -> ShownItem {
+        let (title, advice): (&str, String) = match &item.body {
+            Body::Pattern(p) => (&p.name, format!("{} {}", p.problem, p.solution)),
+            Body::AntiPattern(a) => (&a.name, a.instead.clone()),
+            Body::Gotcha(g) => (&g.title, g.fix.clone()),
+            Body::Experience(e) => (&e.text, e.detail.clone().unwrap_or_default()),
+            Body::Lesson(l) => (&l.text, String::new()),
+            Body::Learning(l) => (
+                &l.title,
+                l.suggested_action
+                    .clone()
+                    .unwrap_or_else(|| l.description.clone()),
+            ),
+            Body::Observation(o) => (&o.content, String::new()),
+            Body::Exemplar(e) => (&e.content, String::new()),
+            Body::Seed(s) => (&s.hook, String::new()),
+        };
+        ShownItem {
+            id: item.id.clone(),
+            kind: item.kind().to_string(),
+            title: title.to_string(),
+            advice,
+        }
+    }
+}
+
+/// What a judge is given.
+#[derive(Debug, Clone, Serialize)]
+pub struct JudgeInput<'a> {
+    pub session_id: &'a str,
+    pub tags: &'a [String],
+    pub repo: Option<&'a str>,
+    /// The new part of the transcript, as `role: text` lines.
+    pub transcript: &'a str,
+    pub items: &'a [ShownItem],
+}
+
+/// What a command judge answers: `{"scores": {"ID": -1.0..1.0}}`.
+#[derive(Debug, Deserialize)]
+struct JudgeOutput {
+    scores: BTreeMap<String, f64>,
+}
+
+/// A judge.
+#[derive(Debug, Clone)]
+pub enum Judge {
+    /// Evidence in the transcript.
+    Builtin,
+    /// An external command.
+    Command {
+        argv: Vec<String>,
+        timeout: Duration,
+    },
+}
+
+impl Judge {
+    /// Scores each item; items missing from the result were not judged.
+    pub fn judge(&self, input: &JudgeInput<'_>) -> Result<BTreeMap<String, f64>, String> {
+        match self {
+            Judge::Builtin => Ok(builtin(input)),
+            Judge::Command { argv, timeout } => command(argv, *timeout, input),
+        }
+    }
+}
+
+fn share(wanted: &HashSet<String>, present: &HashSet<String>) -> f64 {
+    if wanted.is_empty() {
+        return 0.0;
+    }
+    wanted.intersection(present).count() as f64 / wanted.len() as f64
+}
+
+/// The built-in judge: +1 when the topic or the advice shows up in the
+/// transcript, -1 when neither does, nothing in between.
+pub fn builtin(input: &JudgeInput<'_>) -> BTreeMap<String, f64> {
+    let present: HashSet<String> = terms(input.transcript).into_iter().collect();
+    let mut scores = BTreeMap::new();
+    for item in input.items {
+        let topic: HashSet<String> = terms(&item.title).into_iter().collect();
+        let advice: HashSet<String> = terms(&item.advice).into_iter().collect();
+        let (t, a) = (share(&topic, &present), share(&advice, &present));
+        if t >= TOPIC_EVIDENCE || a >= ADVICE_EVIDENCE {
+            scores.insert(item.id.clone(), 1.0);
+        } else if t < NO_EVIDENCE && a < NO_EVIDENCE {
+            scores.insert(item.id.clone(), -1.0);
+        }
+    }
+    scores
+}
+
+fn command(
+    argv: &[String],
+    timeout: Duration,
+    input: &JudgeInput<'_>,
+) -> Result<BTreeMap<String, f64>, String> {
+    let (program, args) = argv.split_first().ok_or("the judge command is empty")?;
+    let mut child = Command::new(program)
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("cannot run the judge `{program}`: {e}"))?;
+    let document = serde_json::to_vec(input).map_err(|e| e.to_string())?;
+    let mut stdin = child.stdin.take().ok_or("no stdin")?;
+    let writer = std::thread::spawn(move || {
+        let _ = stdin.write_all(&document);
+    });
+    let mut stdout = child.stdout.take().ok_or("no stdout")?;
+    let reader = std::thread::spawn(move || {
+        let mut out = Vec::new();
+        let _ = stdout.read_to_end(&mut out);
+        out
+    });
+    let started = Instant::now();
+    let status = loop {
+        match child.try_wait().map_err(|e| e.to_string())? {
+            Some(status) => break status,
+            None if started.elapsed() > timeout => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(format!(
+                    "the judge did not answer within {} s",
+                    timeout.as_secs_f64()
+                ));
+            }
+            None => std::thread::sleep(Duration::from_millis(10)),
+        }
+    };
+    let _ = writer.join();
+    let out = reader.join().unwrap_or_default();
+    if !status.success() {
+        let mut err = String::new();
+        if let Some(mut e) = child.stderr.take() {
+            let _ = e.read_to_string(&mut err);
+        }
+        return Err(format!("the judge failed ({status}): {}", err.trim()));
+    }
+    let parsed: JudgeOutput = serde_json::from_slice(&out)
+        .map_err(|e| format!("the judge's answer is not {{\"scores\": {{id: number}}}}: {e}"))?;
+    let known: HashSet<&str> = input.items.iter().map(|i| i.id.as_str()).collect();
+    Ok(parsed
+        .scores
+        .into_iter()
+        .filter(|(id, score)| known.contains(id.as_str()) && score.is_finite())
+        .map(|(id, score)| (id, score.clamp(-1.0, 1.0)))
+        .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn item(id: &str, title: &str, advice: &str) -> ShownItem {
+        ShownItem {
+            id: id.into(),
+            kind: "gotcha".into(),
+            title: title.into(),
+            advice: advice.into(),
+        }
+    }
+
+    #[test]
+    fn builtin_finds_evidence_and_its_absence() {
+        let items = [
+            item(
+                "G-6",
+                "Postgres unique violations surface as error 23505",
+                "Catch code 23505 to detect duplicates",
+            ),
+            item(
+                "G-13",
+                "Safari caches 301 redirects forever",
+                "Use 302 while a redirect is being tested",
+            ),
+            item(
+                "G-2",
+                "Port conflicts between services",
+                "ports registry file lists them",
+            ),
+        ];
+        let transcript = "assistant: the duplicate insert raised Postgres error 23505; I catch code 23505 now.\nuser: services on port 3000";
+        let input = JudgeInput {
+            session_id: "s",
+            tags: &[],
+            repo: None,
+            transcript,
+            items: &items,
+        };
+        let scores = builtin(&input);
+        assert_eq!(scores.get("G-6"), Some(&1.0));
+        assert_eq!(scores.get("G-13"), Some(&-1.0));
+        assert_eq!(
+            scores.get("G-2"),
+            None,
+            "some evidence, not enough: no judgement"
+        );
+    }
+
+    #[test]
+    fn a_command_judge_is_fed_json_and_its_failures_are_reported() {
+        let items = [item("A", "x", "y"), item("B", "x", "y")];
+        let input = JudgeInput {
+            session_id: "s",
+            tags: &[],
+            repo: None,
+            transcript: "t",
+            items: &items,
+        };
+        let echo = Judge::Command {
+            argv: vec![
+                "sh".into(),
+                "-c".into(),
+                r#"cat > /dev/null; echo '{"scores": {"A": 0.5, "B": -3, "Z": 1}}'"#.into(),
+            ],
+            timeout: Duration::from_secs(10),
+        };
+        let scores = echo.judge(&input).unwrap();
+        assert_eq!(scores.get("A"), Some(&0.5));
+        assert_eq!(scores.get("B"), Some(&-1.0), "clamped");
+        assert!(!scores.contains_key("Z"), "unknown ids are ignored");
+        let bad = Judge::Command {
+            argv: vec!["sh".into(), "-c".into(), "echo nope".into()],
+            timeout: Duration::from_secs(10),
+        };
+        assert!(bad.judge(&input).unwrap_err().contains("not {\"scores\""));
+        let failing = Judge::Command {
+            argv: vec!["sh".into(), "-c".into(), "echo oops >&2; exit 3".into()],
+            timeout: Duration::from_secs(10),
+        };
+        assert!(failing.judge(&input).unwrap_err().contains("oops"));
+        let slow = Judge::Command {
+            argv: vec!["sleep".into(), "5".into()],
+            timeout: Duration::from_millis(200),
+        };
+        assert!(slow.judge(&input).unwrap_err().contains("did not answer"));
+    }
+}
