@@ -212,7 +212,7 @@ mod tests {
             ),
             item(
                 "G-2",
-                "Port conflicts between services",
+                "Port conflicts between dev servers",
                 "ports registry file lists them",
             ),
         ];
