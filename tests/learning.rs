@@ -425,3 +425,57 @@ fn auto_pin_and_unpin_happen_at_the_seed_thresholds() {
         "{v}"
     );
 }
+
+#[test]
+fn the_seeds_worked_examples_through_the_daemon() {
+    let sandbox = Sandbox::new();
+    // Raw scores chosen so the EMA lands on the seed's numbers: python
+    // -0.9433 once gives -0.283; github -1, -1, -0.7567 gives -0.584; acme
+    // a barely positive judgement gives +0.000 with one positive eval.
+    let plan = r#"{"python": [-0.9433], "github": [-1, -1, -0.7567], "acme": [0.001]}"#;
+    let state = sandbox.dir.path().join("judge-state.json");
+    std::fs::write(
+        sandbox.config(),
+        format!(
+            "roots = []\n[evaluator]\ncommand = [\"sh\", \"{}\", '{plan}', \"{}\"]\n",
+            fixture("judge-by-tag.sh"),
+            state.display()
+        ),
+    )
+    .unwrap();
+    sandbox.write("lessons.yaml", LESSONS);
+    let daemon = Daemon::start(&sandbox);
+    for (i, tag) in ["python", "github", "github", "github", "acme"]
+        .iter()
+        .enumerate()
+    {
+        session(&daemon, &format!("w-{i}"), tag);
+        let out = daemon.memctl(&["evaluate"]);
+        assert!(out.status.success(), "{}", stdout(&out));
+    }
+    let log = daemon.json(&["log", "L-1"]);
+    let entry = &log["ok"]["log"][0];
+    let (python, _, _) = tag_line(entry, "python");
+    let (github, _, github_neg) = tag_line(entry, "github");
+    let (acme, acme_pos, _) = tag_line(entry, "acme");
+    assert!((python + 0.283).abs() < 5e-4, "{python}");
+    assert!((github + 0.584).abs() < 5e-4 && github_neg == 3, "{github}");
+    assert!(acme.abs() < 5e-4 && acme_pos == 1, "{acme}");
+    // avg = (-0.283 - 0.584 + 0) / 3 = -0.289 with 4 evaluations: filtered.
+    assert!(!lesson_ids(&daemon, "python,github,personal").contains(&"L-1".to_string()));
+    let explain = stdout(&daemon.memctl(&[
+        "explain",
+        "L-1",
+        "--task",
+        "run the integration tests",
+        "--tags",
+        "python,github,personal",
+    ]));
+    assert!(
+        explain.contains("average -0.289 over 4 evaluations: filtered"),
+        "{explain}"
+    );
+    // avg 0.000 over [acme, frontend] with 1 evaluation: not enough
+    // evidence, passes.
+    assert!(lesson_ids(&daemon, "acme,frontend").contains(&"L-1".to_string()));
+}
