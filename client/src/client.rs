@@ -61,6 +61,14 @@ impl Client {
         }
     }
 
+    /// Connects, with `timeout` on every read and write (for hooks).
+    pub fn connect_with_timeout(path: &Path, timeout: Duration) -> Result<Client, ClientError> {
+        let client = Self::connect(path)?;
+        let _ = client.stream.set_read_timeout(Some(timeout));
+        let _ = client.stream.set_write_timeout(Some(timeout));
+        Ok(client)
+    }
+
     /// Sends one request and reads its response.
     pub fn request(&mut self, request: RequestBody) -> Result<Response, ClientError> {
         write_frame(&mut self.stream, Encoding::Postcard, &Request::new(request))?;

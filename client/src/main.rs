@@ -3,6 +3,8 @@
 //! sends one postcard frame and prints the answer, as text or `--json`.
 
 mod client;
+mod env_tags;
+mod hook;
 mod print;
 
 use std::path::PathBuf;
@@ -37,6 +39,10 @@ Usage:
   memctl export               all learned state as YAML
   memctl evaluate [--limit N] [--force SESSION]
                               judge finished sessions (progress on stderr)
+  memctl hook claude|codex [EVENT] [--agent ROLE]
+                              for agent hooks: reads the hook's JSON on stdin
+                              (SessionStart, UserPromptSubmit, SessionEnd) and
+                              prints the context to inject; always exits 0
 
 Every command takes --json (print the daemon's answer as JSON) and
 --socket PATH (default: $MEMD_SOCKET, else $XDG_RUNTIME_DIR/memd/memd.sock).
@@ -49,12 +55,21 @@ Query options: --task TEXT, --agent ROLE, --product NAME, --repo NAME|PATH,
 ";
 
 fn main() -> ExitCode {
-    match run() {
-        Ok(code) => code,
-        Err(err) => {
+    // A hook never breaks the agent: bad flags, errors and panics alike end
+    // in exit 0, with the reason on stderr.
+    let hook = std::env::args().nth(1).as_deref() == Some("hook");
+    match std::panic::catch_unwind(run) {
+        Ok(Ok(code)) => code,
+        Ok(Err(err)) => {
             eprintln!("memctl: {err}");
-            ExitCode::from(2)
+            if hook {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::from(2)
+            }
         }
+        Err(_) if hook => ExitCode::SUCCESS,
+        Err(_) => ExitCode::from(101),
     }
 }
 
@@ -155,6 +170,15 @@ fn run() -> Result<ExitCode, Box<dyn std::error::Error>> {
             .cloned()
             .ok_or_else(|| format!("`memctl {}` needs {what}", args.command).into())
     };
+    if args.command == "hook" {
+        let socket = memd::protocol::socket_path(args.socket.clone());
+        let harness = args.positional.first().map(String::as_str).unwrap_or("");
+        let event = args.positional.get(1).map(String::as_str);
+        if let Some(output) = hook::run(harness, event, args.query.agent.clone(), &socket) {
+            println!("{output}");
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
     if args.command == "evaluate" && args.force.is_none() {
         return evaluate_all(&args);
     }

@@ -1,0 +1,209 @@
+//! `memctl hook <harness> <event>`: reads the harness's hook JSON on stdin
+//! and prints what it expects, or nothing. A hook never blocks or breaks the
+//! agent: whatever goes wrong (no daemon, a slow daemon, bad input, an
+//! error), it exits 0 within its budget and says why on stderr only.
+//!
+//! Claude Code and Codex CLI send the same shape: `session_id`,
+//! `transcript_path` (Codex: may be null), `cwd`, `hook_event_name`, plus
+//! `source` (SessionStart), `prompt` (UserPromptSubmit) or `reason`
+//! (SessionEnd). Both get `{"hookSpecificOutput": {"hookEventName",
+//! "additionalContext"}}`.
+
+use std::io::Read;
+use std::path::Path;
+use std::time::Duration;
+
+use memd::protocol::{Kind, Outcome, Query, Reply, RequestBody};
+use serde_json::{json, Value};
+
+use crate::client::Client;
+use crate::env_tags;
+
+/// How long a hook waits for the daemon in all.
+pub const HOOK_TIMEOUT: Duration = Duration::from_millis(1500);
+/// Claude Code keeps at most this much injected context.
+pub const HARNESS_CAP_CHARS: u32 = 10_000;
+/// Stdin beyond this is not read.
+const MAX_INPUT_BYTES: u64 = 1024 * 1024;
+
+/// Prompts that carry no task.
+const TRIVIAL: &[&str] = &[
+    "yes",
+    "y",
+    "no",
+    "n",
+    "ok",
+    "okay",
+    "continue",
+    "go on",
+    "go ahead",
+    "proceed",
+    "thanks",
+    "thank you",
+    "done",
+    "next",
+    "sure",
+    "lgtm",
+    "retry",
+    "again",
+];
+
+/// Whether a prompt is too short or too bare to search for.
+pub fn trivial(prompt: &str) -> bool {
+    let norm: String = prompt
+        .trim()
+        .trim_end_matches(['.', '!', '?'])
+        .to_lowercase();
+    norm.split_whitespace().count() < 3 || TRIVIAL.contains(&norm.as_str())
+}
+
+/// Whether the input comes from a subagent's session.
+fn subagent(input: &Value) -> bool {
+    let set = |key: &str| {
+        input
+            .get(key)
+            .and_then(Value::as_str)
+            .is_some_and(|s| !s.is_empty())
+    };
+    set("agent_id")
+        || input
+            .get("is_subagent")
+            .and_then(Value::as_bool)
+            .unwrap_or(false)
+        || input
+            .get("transcript_path")
+            .and_then(Value::as_str)
+            .is_some_and(|p| p.contains("/subagents/"))
+}
+
+/// Runs a hook; returns what to print (nothing is a fine answer).
+pub fn run(
+    harness: &str,
+    event: Option<&str>,
+    agent: Option<String>,
+    socket: &Path,
+) -> Option<String> {
+    if !matches!(harness, "claude" | "codex") {
+        eprintln!("memctl hook: unknown harness `{harness}` (claude, codex)");
+        return None;
+    }
+    let mut raw = String::new();
+    if let Err(err) = std::io::stdin()
+        .take(MAX_INPUT_BYTES)
+        .read_to_string(&mut raw)
+    {
+        eprintln!("memctl hook: cannot read the hook input: {err}");
+        return None;
+    }
+    let input: Value = match serde_json::from_str(&raw) {
+        Ok(v) => v,
+        Err(err) => {
+            eprintln!("memctl hook: the hook input is not JSON: {err}");
+            return None;
+        }
+    };
+    let text = |key: &str| input.get(key).and_then(Value::as_str).map(str::to_string);
+    let event = event
+        .map(str::to_string)
+        .or_else(|| text("hook_event_name"))?;
+    if subagent(&input) {
+        return None;
+    }
+    let session = text("session_id");
+    let cwd = text("cwd").or_else(|| {
+        std::env::current_dir()
+            .ok()
+            .map(|d| d.display().to_string())
+    });
+    let agent = agent
+        .or_else(|| std::env::var("MEMD_AGENT").ok().filter(|a| !a.is_empty()))
+        .or_else(|| text("agent_type"));
+    let repo = cwd
+        .as_deref()
+        .and_then(|c| env_tags::repository_of(Path::new(c)))
+        .map(|r| r.display().to_string());
+    let tags = cwd
+        .as_deref()
+        .map(|c| env_tags::tags(Path::new(c)))
+        .unwrap_or_default();
+    let query = |task: String, kinds: Vec<Kind>| Query {
+        task,
+        agent: agent.clone(),
+        repo: repo.clone(),
+        cwd: cwd.clone(),
+        tags: tags.clone(),
+        kinds,
+        session_id: session.clone(),
+        budget_chars: memd::protocol::DEFAULT_BUDGET_CHARS.min(HARNESS_CAP_CHARS - 500),
+        ..Query::default()
+    };
+    let request = match event.as_str() {
+        "SessionStart" => {
+            RequestBody::Query(query(String::new(), vec![Kind::Experience, Kind::Lesson]))
+        }
+        "UserPromptSubmit" => {
+            let prompt = text("prompt").unwrap_or_default();
+            if trivial(&prompt) {
+                return None;
+            }
+            RequestBody::Query(query(prompt, Vec::new()))
+        }
+        "SessionEnd" => RequestBody::SessionEnd {
+            session_id: session?,
+            transcript_path: text("transcript_path"),
+        },
+        other => {
+            eprintln!("memctl hook: nothing to do for event `{other}`");
+            return None;
+        }
+    };
+    let response = match Client::connect_with_timeout(socket, HOOK_TIMEOUT)
+        .and_then(|mut c| c.request(request))
+    {
+        Ok(response) => response,
+        Err(err) => {
+            eprintln!("memctl hook: {err}; the agent goes on without memd");
+            return None;
+        }
+    };
+    match response.outcome {
+        Outcome::Ok(Reply::Answer(answer)) if !answer.block.is_empty() => Some(
+            json!({
+                "hookSpecificOutput": {
+                    "hookEventName": event,
+                    "additionalContext": answer.block,
+                }
+            })
+            .to_string(),
+        ),
+        Outcome::Ok(_) => None,
+        Outcome::Error(err) => {
+            eprintln!("memctl hook: memd answered {:?}: {}", err.kind, err.message);
+            None
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn trivial_prompts_are_recognised() {
+        for p in ["yes", "Continue.", "ok!", "go on", "fix it", "thank you"] {
+            assert!(trivial(p), "{p}");
+        }
+        assert!(!trivial("implement webhook idempotency please"));
+    }
+
+    #[test]
+    fn subagent_sessions_are_recognised() {
+        assert!(subagent(&json!({"agent_id": "a-1"})));
+        assert!(subagent(
+            &json!({"transcript_path": "/p/sess/subagents/agent-1.jsonl"})
+        ));
+        assert!(!subagent(
+            &json!({"session_id": "s", "transcript_path": "/p/s.jsonl"})
+        ));
+    }
+}

@@ -1,0 +1,219 @@
+//! `memctl hook` for Claude Code and Codex CLI, fed hook JSON shaped like
+//! theirs, against the real daemon, and with no daemon at all.
+
+mod common;
+
+use std::io::Write;
+use std::process::{Command, Stdio};
+
+use common::{memctl_path, stdout, Daemon, Sandbox};
+use serde_json::Value;
+
+/// Runs `memctl hook HARNESS EVENT` with `input` on stdin.
+fn hook(socket: &std::path::Path, harness: &str, event: &str, input: &str) -> std::process::Output {
+    let mut child = Command::new(memctl_path())
+        .args([
+            "hook",
+            harness,
+            event,
+            "--agent",
+            "backend-engineer",
+            "--socket",
+        ])
+        .arg(socket)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.as_bytes())
+        .unwrap();
+    child.wait_with_output().unwrap()
+}
+
+/// A sandbox with knowledge and a repository the agent works in.
+fn setup() -> (Sandbox, std::path::PathBuf) {
+    let sandbox = Sandbox::new();
+    sandbox.write(
+        "agent-experiences/backend-engineer.json",
+        r#"{"common_mistakes": [{"mistake": "Missing Zod validation", "fix": "Always validate input"}]}"#,
+    );
+    sandbox.write(
+        "lessons.yaml",
+        "lessons:\n  - id: L-PIN\n    text: Run pnpm db:migrate before the integration tests\n    pinned: true\n",
+    );
+    sandbox.write(
+        "patterns.yaml",
+        "patterns:\n  - id: P-14\n    name: Webhook Queue with Idempotency\n    problem: Duplicate webhook deliveries charge customers twice\n    solution: Store the event id with a unique constraint before acknowledging\n    roles: [backend-engineer]\n    confidence: high\n    times_applied: 4\n",
+    );
+    let repo = sandbox.dir.path().join("payflow-api");
+    std::fs::create_dir_all(repo.join(".git")).unwrap();
+    std::fs::write(
+        repo.join("package.json"),
+        r#"{"dependencies": {"fastify": "5"}}"#,
+    )
+    .unwrap();
+    (sandbox, repo)
+}
+
+fn fixture(name: &str, event: &str, repo: &std::path::Path) -> String {
+    let text = std::fs::read_to_string(format!(
+        "{}/tests/fixtures/{name}",
+        env!("CARGO_MANIFEST_DIR")
+    ))
+    .unwrap();
+    let all: Value = serde_json::from_str(&text).unwrap();
+    let transcript = format!(
+        "{}/tests/fixtures/transcript.jsonl",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    all[event]
+        .to_string()
+        .replace("{CWD}", repo.to_str().unwrap())
+        .replace("{TRANSCRIPT}", &transcript)
+}
+
+/// The printed hook output, checked for Claude Code's shape.
+fn context(out: &std::process::Output, event: &str) -> Option<String> {
+    assert_eq!(out.status.code(), Some(0), "hooks always exit 0");
+    let text = stdout(out);
+    if text.trim().is_empty() {
+        return None;
+    }
+    let v: Value = serde_json::from_str(&text).expect("valid JSON");
+    assert_eq!(v["hookSpecificOutput"]["hookEventName"], event);
+    let context = v["hookSpecificOutput"]["additionalContext"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(context.chars().count() < 10_000, "within Claude Code's cap");
+    Some(context)
+}
+
+#[test]
+fn claude_code_session_from_start_to_end() {
+    let (sandbox, repo) = setup();
+    let daemon = Daemon::start(&sandbox);
+    let start = hook(
+        &daemon.socket,
+        "claude",
+        "SessionStart",
+        &fixture("claude-hooks.json", "SessionStart", &repo),
+    );
+    let start = context(&start, "SessionStart").expect("experience and pinned items at start");
+    assert!(start.contains("## Your Past Experience"), "{start}");
+    assert!(start.contains("## Pinned Lessons"), "{start}");
+    assert!(!start.contains("P-14"), "patterns wait for a prompt");
+
+    let prompt = fixture("claude-hooks.json", "UserPromptSubmit", &repo);
+    let first = context(
+        &hook(&daemon.socket, "claude", "UserPromptSubmit", &prompt),
+        "UserPromptSubmit",
+    )
+    .expect("relevant items for the prompt");
+    assert!(first.contains("P-14"), "{first}");
+    assert!(
+        !first.contains("Your Past Experience"),
+        "already shown at start"
+    );
+    // The same prompt again: nothing the session already saw.
+    let again = context(
+        &hook(&daemon.socket, "claude", "UserPromptSubmit", &prompt),
+        "UserPromptSubmit",
+    );
+    assert!(
+        again.as_ref().is_none_or(|c| !c.contains("P-14")),
+        "{again:?}"
+    );
+
+    for trivial in ["Trivial", "Subagent"] {
+        let out = hook(
+            &daemon.socket,
+            "claude",
+            "UserPromptSubmit",
+            &fixture("claude-hooks.json", trivial, &repo),
+        );
+        assert_eq!(context(&out, "UserPromptSubmit"), None, "{trivial}");
+    }
+
+    let end = hook(
+        &daemon.socket,
+        "claude",
+        "SessionEnd",
+        &fixture("claude-hooks.json", "SessionEnd", &repo),
+    );
+    assert_eq!(context(&end, "SessionEnd"), None);
+    let status = daemon.json(&["status"]);
+    assert_eq!(status["ok"]["status"]["pending_evaluations"], 1);
+    // The environment tags came from the repository.
+    let log = daemon.json(&["feedback", "P-14", "--relevant"]);
+    let tags: Vec<&str> = log["ok"]["judged"]["tags"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["tag"].as_str().unwrap())
+        .collect();
+    for want in ["fastify", "javascript", "payflow-api"] {
+        assert!(tags.contains(&want), "{want} in {tags:?}");
+    }
+}
+
+#[test]
+fn codex_cli_hooks_work_without_a_transcript() {
+    let (sandbox, repo) = setup();
+    let daemon = Daemon::start(&sandbox);
+    let start = hook(
+        &daemon.socket,
+        "codex",
+        "SessionStart",
+        &fixture("codex-hooks.json", "SessionStart", &repo),
+    );
+    assert!(context(&start, "SessionStart")
+        .unwrap()
+        .contains("Missing Zod validation"));
+    let prompt = hook(
+        &daemon.socket,
+        "codex",
+        "UserPromptSubmit",
+        &fixture("codex-hooks.json", "UserPromptSubmit", &repo),
+    );
+    assert!(context(&prompt, "UserPromptSubmit")
+        .unwrap()
+        .contains("Webhook Queue with Idempotency"));
+    let end = hook(
+        &daemon.socket,
+        "codex",
+        "SessionEnd",
+        &fixture("codex-hooks.json", "SessionEnd", &repo),
+    );
+    assert_eq!(context(&end, "SessionEnd"), None);
+    let eval = daemon.memctl(&["evaluate"]);
+    assert!(stdout(&eval).contains("no transcript"), "{}", stdout(&eval));
+}
+
+#[test]
+fn without_a_daemon_or_with_bad_input_a_hook_stays_silent_and_exits_zero() {
+    let (sandbox, repo) = setup();
+    let socket = sandbox.dir.path().join("nobody-home.sock");
+    let input = fixture("claude-hooks.json", "UserPromptSubmit", &repo);
+    let out = hook(&socket, "claude", "UserPromptSubmit", &input);
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(stdout(&out), "");
+    for garbage in ["", "not json", "{\"hook_event_name\": 7}", "[1, 2]"] {
+        let out = hook(&socket, "claude", "UserPromptSubmit", garbage);
+        assert_eq!(
+            (out.status.code(), stdout(&out)),
+            (Some(0), String::new()),
+            "{garbage}"
+        );
+    }
+    let out = Command::new(memctl_path())
+        .args(["hook", "claude", "--bogus-flag"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+}
