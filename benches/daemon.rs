@@ -10,7 +10,7 @@
 //!
 //! `cargo bench --bench daemon` (it builds `memctl` in release first if it
 //! is not there). Pass `quick` for smaller corpora while iterating, and any
-//! of `e2e`, `save`, `restart`, `concurrent` to run only those.
+//! of `e2e`, `save`, `restart`, `concurrent`, `hook` to run only those.
 
 mod corpus;
 
@@ -325,10 +325,52 @@ fn concurrent_clients(items: usize, clients: usize, per_client: usize) {
     daemon.stop();
 }
 
+/// A hook with no daemon to talk to: the wall time an agent waits.
+fn hook_without_daemon() {
+    let memctl = memctl_path();
+    let dir = tempfile::tempdir().unwrap();
+    let socket = dir.path().join("absent.sock");
+    let input = format!(
+        r#"{{"session_id": "s", "transcript_path": null, "cwd": "{}", "hook_event_name": "UserPromptSubmit", "prompt": "implement webhook idempotency in the charge handler"}}"#,
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let mut times = Vec::new();
+    for i in 0..220 {
+        let t = Instant::now();
+        let mut child = Command::new(&memctl)
+            .args(["hook", "claude", "UserPromptSubmit", "--socket"])
+            .arg(&socket)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(input.as_bytes())
+            .unwrap();
+        let status = child.wait().unwrap();
+        assert_eq!(status.code(), Some(0));
+        if i >= 20 {
+            times.push(t.elapsed());
+        }
+    }
+    times.sort();
+    println!(
+        "memctl hook with no daemon: {} runs, exit 0 every time, p50 {:.2?}, p99 {:.2?}, max {:.2?}",
+        times.len(),
+        percentile(&times, 0.5),
+        percentile(&times, 0.99),
+        times.last().unwrap()
+    );
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let quick = args.iter().any(|a| a == "quick");
-    let names = ["e2e", "save", "restart", "concurrent"];
+    let names = ["e2e", "save", "restart", "concurrent", "hook"];
     let chosen: Vec<&str> = names
         .iter()
         .copied()
@@ -351,5 +393,8 @@ fn main() {
     }
     if wants("concurrent") {
         concurrent_clients(small, 100, 50);
+    }
+    if wants("hook") {
+        hook_without_daemon();
     }
 }

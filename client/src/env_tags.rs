@@ -8,9 +8,16 @@ use std::path::{Path, PathBuf};
 /// Largest manifest read.
 const MAX_MANIFEST_BYTES: u64 = 256 * 1024;
 
-/// Manifests, the language each means, and the frameworks looked for in it
-/// (as they are spelled in the manifest, and the tag each gives).
-const MANIFESTS: &[(&str, &str, &[(&str, &str)])] = &[
+/// A manifest file, the language it means, and the frameworks looked for
+/// in it (as spelled in the manifest, and the tag each gives).
+type Manifest = (
+    &'static str,
+    &'static str,
+    &'static [(&'static str, &'static str)],
+);
+
+/// The manifests memctl knows.
+const MANIFESTS: &[Manifest] = &[
     (
         "Cargo.toml",
         "rust",
