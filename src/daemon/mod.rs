@@ -142,12 +142,29 @@ fn start_up(config: &Config, store: &Store) -> Knowledge {
     k
 }
 
+/// A listening socket handed over by systemd (`LISTEN_FDS`) or launchd,
+/// with its path.
+fn inherited_listener() -> Option<(std::os::unix::net::UnixListener, PathBuf)> {
+    let listener = listenfd::ListenFd::from_env()
+        .take_unix_listener(0)
+        .ok()
+        .flatten()?;
+    let path = listener.local_addr().ok()?.as_pathname()?.to_path_buf();
+    Some((listener, path))
+}
+
 /// Runs the daemon until SIGTERM or SIGINT.
 pub fn run(options: ServeOptions) -> Result<(), DaemonError> {
     let ServeOptions { config, socket } = options;
-    prepare_socket_dir(&socket)?;
+    // Socket activation: the service manager owns the socket; memd serves
+    // on it and leaves it in place at exit.
+    let inherited = inherited_listener();
+    let socket = inherited.as_ref().map_or(socket, |(_, path)| path.clone());
+    if inherited.is_none() {
+        prepare_socket_dir(&socket)?;
+    }
     let lock = take_lock(&socket)?;
-    if socket.exists() {
+    if inherited.is_none() && socket.exists() {
         tracing::info!("removing the stale socket {}", socket.display());
         std::fs::remove_file(&socket).map_err(io("cannot remove the stale socket", &socket))?;
     }
@@ -227,17 +244,47 @@ pub fn run(options: ServeOptions) -> Result<(), DaemonError> {
         .enable_all()
         .build()
         .map_err(io("cannot start the runtime for", &socket))?;
+    let activated = inherited.is_some();
     let served = runtime.block_on(async {
-        let listener =
-            tokio::net::UnixListener::bind(&socket).map_err(io("cannot listen on", &socket))?;
-        std::fs::set_permissions(&socket, std::fs::Permissions::from_mode(0o600))
-            .map_err(io("cannot restrict the socket", &socket))?;
+        let listener = match inherited {
+            Some((listener, _)) => {
+                listener
+                    .set_nonblocking(true)
+                    .map_err(io("cannot use the inherited socket", &socket))?;
+                tokio::net::UnixListener::from_std(listener)
+                    .map_err(io("cannot use the inherited socket", &socket))?
+            }
+            None => {
+                let listener = tokio::net::UnixListener::bind(&socket)
+                    .map_err(io("cannot listen on", &socket))?;
+                std::fs::set_permissions(&socket, std::fs::Permissions::from_mode(0o600))
+                    .map_err(io("cannot restrict the socket", &socket))?;
+                listener
+            }
+        };
         let uid = server::owner_uid(&socket).map_err(io("cannot read the owner of", &socket))?;
         tracing::info!(
-            "memd {} listening on {}",
+            "memd {} listening on {}{}",
             env!("CARGO_PKG_VERSION"),
-            socket.display()
+            socket.display(),
+            if activated {
+                " (socket activation)"
+            } else {
+                ""
+            }
         );
+        // The index is loaded and the socket answers: tell systemd, and keep
+        // its watchdog fed.
+        let _ = sd_notify::notify(&[sd_notify::NotifyState::Ready]);
+        if let Some(interval) = sd_notify::watchdog_enabled() {
+            tokio::spawn(async move {
+                let mut tick = tokio::time::interval(interval / 2);
+                loop {
+                    tick.tick().await;
+                    let _ = sd_notify::notify(&[sd_notify::NotifyState::Watchdog]);
+                }
+            });
+        }
         let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
         tokio::spawn(async move {
             wait_for_signal().await;
@@ -247,9 +294,12 @@ pub fn run(options: ServeOptions) -> Result<(), DaemonError> {
         server::serve(listener, handler, limits, uid, stop_rx).await;
         Ok::<(), DaemonError>(())
     });
+    let _ = sd_notify::notify(&[sd_notify::NotifyState::Stopping]);
     let _ = indexer_tx.send(watch::Message::Shutdown);
     let _ = indexer_thread.join();
-    let _ = std::fs::remove_file(&socket);
+    if !activated {
+        let _ = std::fs::remove_file(&socket);
+    }
     drop(lock);
     served
 }
