@@ -5,6 +5,7 @@
 mod client;
 mod env_tags;
 mod hook;
+mod install;
 mod print;
 
 use std::path::PathBuf;
@@ -39,6 +40,11 @@ Usage:
   memctl export               all learned state as YAML
   memctl evaluate [--limit N] [--force SESSION]
                               judge finished sessions (progress on stderr)
+  memctl install [--project DIR] [--dry-run] [--no-service] [--agent ROLE]
+                              add memd's hooks to Claude Code's settings.json
+                              (user, or the project's) and Codex's hooks file,
+                              and install the service unit; idempotent, with
+                              backups of edited files
   memctl hook claude|codex [EVENT] [--agent ROLE]
                               for agent hooks: reads the hook's JSON on stdin
                               (SessionStart, UserPromptSubmit, SessionEnd) and
@@ -91,6 +97,9 @@ struct Args {
     sort_by_score: bool,
     force: Option<String>,
     limit_given: bool,
+    dry_run: bool,
+    no_service: bool,
+    project: Option<PathBuf>,
 }
 
 fn parse() -> Result<Option<Args>, Box<dyn std::error::Error>> {
@@ -112,6 +121,9 @@ fn parse() -> Result<Option<Args>, Box<dyn std::error::Error>> {
         sort_by_score: false,
         force: None,
         limit_given: false,
+        dry_run: false,
+        no_service: false,
+        project: None,
     };
     let q = &mut args.query;
     while let Some(arg) = parser.next()? {
@@ -128,6 +140,9 @@ fn parse() -> Result<Option<Args>, Box<dyn std::error::Error>> {
                 args.limit_given = true;
             }
             Long("force") => args.force = Some(parser.value()?.string()?),
+            Long("dry-run") => args.dry_run = true,
+            Long("no-service") => args.no_service = true,
+            Long("project") => args.project = Some(parser.value()?.into()),
             Long("relevant") => args.relevant = Some(true),
             Long("irrelevant") => args.relevant = Some(false),
             Long("applied") => args.applied = true,
@@ -178,6 +193,9 @@ fn run() -> Result<ExitCode, Box<dyn std::error::Error>> {
             println!("{output}");
         }
         return Ok(ExitCode::SUCCESS);
+    }
+    if args.command == "install" {
+        return install(&args);
     }
     if args.command == "evaluate" && args.force.is_none() {
         return evaluate_all(&args);
@@ -340,4 +358,30 @@ fn evaluate_all(args: &Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// `memctl install`.
+fn install(args: &Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
+    let home = std::env::var_os("HOME")
+        .map(PathBuf::from)
+        .ok_or("HOME is not set")?;
+    let memctl = std::env::current_exe()?;
+    let memd = memctl.with_file_name("memd");
+    let options = install::Options {
+        home,
+        project: args.project.clone(),
+        dry_run: args.dry_run,
+        service: !args.no_service && args.project.is_none(),
+        agent: args.query.agent.clone(),
+        memd: if memd.exists() {
+            memd
+        } else {
+            PathBuf::from("memd")
+        },
+        memctl,
+    };
+    for line in install::install(&options)? {
+        println!("{line}");
+    }
+    Ok(ExitCode::SUCCESS)
 }

@@ -1,0 +1,250 @@
+//! `memctl install`: memd's hooks into Claude Code's `settings.json` (user
+//! or project) and Codex CLI's hooks file, merged with what is there, and
+//! the service unit for the platform. Idempotent: a second run changes
+//! nothing. A file that is changed is backed up first; `--dry-run` prints
+//! the changes and writes nothing.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::{json, Map, Value};
+
+/// Hook events memd handles, and the timeout (seconds) the harness allows.
+const EVENTS: [&str; 3] = ["SessionStart", "UserPromptSubmit", "SessionEnd"];
+const HOOK_TIMEOUT_SECS: u64 = 5;
+
+/// What to install.
+pub struct Options {
+    pub home: PathBuf,
+    /// Project-level Claude Code settings in this repository, instead of
+    /// the user's.
+    pub project: Option<PathBuf>,
+    pub dry_run: bool,
+    pub service: bool,
+    /// `--agent ROLE` passed to the hooks.
+    pub agent: Option<String>,
+    /// The `memctl` and `memd` the hooks and units should run.
+    pub memctl: PathBuf,
+    pub memd: PathBuf,
+}
+
+/// The hook command for one harness and event.
+fn command(options: &Options, harness: &str, event: &str) -> String {
+    let mut cmd = format!("{} hook {harness} {event}", options.memctl.display());
+    if let Some(agent) = &options.agent {
+        cmd.push_str(&format!(" --agent {agent}"));
+    }
+    cmd
+}
+
+/// Adds memd's hooks to a settings document, keeping everything else.
+/// Returns whether anything changed.
+pub fn merge_hooks(doc: &mut Value, options: &Options, harness: &str) -> Result<bool, String> {
+    let root = doc
+        .as_object_mut()
+        .ok_or("the settings file is not a JSON object")?;
+    let hooks = root
+        .entry("hooks")
+        .or_insert_with(|| Value::Object(Map::new()));
+    let hooks = hooks
+        .as_object_mut()
+        .ok_or("`hooks` is not a JSON object")?;
+    let mut changed = false;
+    for event in EVENTS {
+        let marker = format!("hook {harness} {event}");
+        let list = hooks
+            .entry(event)
+            .or_insert_with(|| Value::Array(Vec::new()));
+        let list = list
+            .as_array_mut()
+            .ok_or(format!("`hooks.{event}` is not a list"))?;
+        let present = list.iter().any(|group| {
+            group["hooks"].as_array().is_some_and(|hs| {
+                hs.iter().any(|h| {
+                    h["command"]
+                        .as_str()
+                        .is_some_and(|c| c.contains("memctl") && c.contains(&marker))
+                })
+            })
+        });
+        if !present {
+            list.push(json!({
+                "hooks": [{"type": "command", "command": command(options, harness, event), "timeout": HOOK_TIMEOUT_SECS}]
+            }));
+            changed = true;
+        }
+    }
+    Ok(changed)
+}
+
+/// Writes `content` to `path` unless it is already that: backs up an
+/// existing file first. Returns a line describing what happened.
+fn write_file(path: &Path, content: &str, dry_run: bool) -> Result<String, String> {
+    let old = std::fs::read_to_string(path).ok();
+    if old.as_deref() == Some(content) {
+        return Ok(format!("{}: unchanged", path.display()));
+    }
+    if dry_run {
+        return Ok(format!("{}: would write\n{content}", path.display()));
+    }
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent).map_err(|e| format!("{}: {e}", parent.display()))?;
+    }
+    let mut line = format!("{}: written", path.display());
+    if old.is_some() {
+        let backup = PathBuf::from(format!("{}.memd-backup-{}", path.display(), now_stamp()));
+        std::fs::copy(path, &backup).map_err(|e| format!("backing up {}: {e}", path.display()))?;
+        line.push_str(&format!(" (backup: {})", backup.display()));
+    }
+    // Atomic: a temporary file beside it, renamed over.
+    let tmp = path.with_extension("memd-tmp");
+    std::fs::write(&tmp, content).map_err(|e| format!("{}: {e}", tmp.display()))?;
+    std::fs::rename(&tmp, path).map_err(|e| format!("{}: {e}", path.display()))?;
+    Ok(line)
+}
+
+fn now_stamp() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
+}
+
+/// Merges the hooks into one JSON settings file.
+fn install_hooks(path: &Path, options: &Options, harness: &str) -> Result<String, String> {
+    let mut doc: Value = match std::fs::read_to_string(path) {
+        Ok(text) if !text.trim().is_empty() => serde_json::from_str(&text)
+            .map_err(|e| format!("{}: not JSON ({e}); left as it is", path.display()))?,
+        _ => json!({}),
+    };
+    if !merge_hooks(&mut doc, options, harness)? {
+        return Ok(format!(
+            "{}: memd's hooks are already there",
+            path.display()
+        ));
+    }
+    let content = serde_json::to_string_pretty(&doc).map_err(|e| e.to_string())? + "\n";
+    write_file(path, &content, options.dry_run)
+}
+
+/// Runs the whole install; returns what it did, line by line.
+pub fn install(options: &Options) -> Result<Vec<String>, String> {
+    let mut done = Vec::new();
+    let claude = match &options.project {
+        Some(repo) => repo.join(".claude/settings.json"),
+        None => options.home.join(".claude/settings.json"),
+    };
+    done.push(install_hooks(&claude, options, "claude")?);
+    if options.project.is_none() {
+        done.push(install_hooks(
+            &options.home.join(".codex/hooks.json"),
+            options,
+            "codex",
+        )?);
+    }
+    if options.service {
+        done.extend(install_service(options)?);
+    }
+    Ok(done)
+}
+
+fn install_service(options: &Options) -> Result<Vec<String>, String> {
+    let mut done = Vec::new();
+    if cfg!(target_os = "macos") {
+        let plist = include_str!("../../launchd/dev.memd.plist")
+            .replace("/usr/local/bin/memd", &options.memd.display().to_string());
+        let path = options.home.join("Library/LaunchAgents/dev.memd.plist");
+        done.push(write_file(&path, &plist, options.dry_run)?);
+        if !options.dry_run {
+            done.push(run(
+                "launchctl",
+                &["load", "-w", &path.display().to_string()],
+            ));
+        }
+        return Ok(done);
+    }
+    let dir = options.home.join(".config/systemd/user");
+    let service = include_str!("../../systemd/memd.service")
+        .replace("%h/.cargo/bin/memd", &options.memd.display().to_string());
+    done.push(write_file(
+        &dir.join("memd.socket"),
+        include_str!("../../systemd/memd.socket"),
+        options.dry_run,
+    )?);
+    done.push(write_file(
+        &dir.join("memd.service"),
+        &service,
+        options.dry_run,
+    )?);
+    if !options.dry_run {
+        done.push(run("systemctl", &["--user", "daemon-reload"]));
+        done.push(run(
+            "systemctl",
+            &["--user", "enable", "--now", "memd.socket"],
+        ));
+    }
+    Ok(done)
+}
+
+/// Runs a service-manager command, reporting rather than failing: the
+/// files are in place either way.
+fn run(program: &str, args: &[&str]) -> String {
+    let line = format!("{program} {}", args.join(" "));
+    match Command::new(program).args(args).output() {
+        Ok(out) if out.status.success() => format!("ran: {line}"),
+        Ok(out) => format!(
+            "could not run `{line}` ({}): run it yourself once a user session is up",
+            String::from_utf8_lossy(&out.stderr).trim()
+        ),
+        Err(err) => format!("could not run `{line}` ({err}): run it yourself"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn options() -> Options {
+        Options {
+            home: PathBuf::from("/home/me"),
+            project: None,
+            dry_run: true,
+            service: false,
+            agent: Some("backend-engineer".into()),
+            memctl: PathBuf::from("/usr/bin/memctl"),
+            memd: PathBuf::from("/usr/bin/memd"),
+        }
+    }
+
+    #[test]
+    fn merging_keeps_other_hooks_and_is_idempotent() {
+        let mut doc = json!({
+            "model": "opus",
+            "hooks": {
+                "UserPromptSubmit": [{"hooks": [{"type": "command", "command": "date"}]}],
+                "PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "guard.sh"}]}]
+            }
+        });
+        assert!(merge_hooks(&mut doc, &options(), "claude").unwrap());
+        assert_eq!(doc["model"], "opus");
+        assert_eq!(
+            doc["hooks"]["PreToolUse"][0]["hooks"][0]["command"],
+            "guard.sh"
+        );
+        let prompt = doc["hooks"]["UserPromptSubmit"].as_array().unwrap();
+        assert_eq!(prompt.len(), 2);
+        assert_eq!(prompt[0]["hooks"][0]["command"], "date");
+        assert_eq!(
+            prompt[1]["hooks"][0]["command"],
+            "/usr/bin/memctl hook claude UserPromptSubmit --agent backend-engineer"
+        );
+        let once = doc.clone();
+        assert!(!merge_hooks(&mut doc, &options(), "claude").unwrap());
+        assert_eq!(doc, once);
+    }
+
+    #[test]
+    fn a_settings_file_of_the_wrong_shape_is_refused() {
+        assert!(merge_hooks(&mut json!([1]), &options(), "claude").is_err());
+        assert!(merge_hooks(&mut json!({"hooks": 3}), &options(), "claude").is_err());
+    }
+}

@@ -1,0 +1,118 @@
+//! `memctl install` on a fixture home: a dry run shows the merge, a real
+//! install writes it with a backup, a second install changes nothing.
+
+use std::path::Path;
+use std::process::Command;
+
+use serde_json::Value;
+
+fn install(home: &Path, args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_memctl"))
+        .arg("install")
+        .args(args)
+        .env("HOME", home)
+        .output()
+        .unwrap()
+}
+
+fn text(out: &std::process::Output) -> String {
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+#[test]
+fn dry_run_then_install_then_nothing_to_do() {
+    let home = tempfile::tempdir().unwrap();
+    let settings = home.path().join(".claude/settings.json");
+    std::fs::create_dir_all(settings.parent().unwrap()).unwrap();
+    let fixture = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/claude-settings.json"
+    ))
+    .unwrap();
+    std::fs::write(&settings, &fixture).unwrap();
+
+    // Dry run: the merged document is shown, nothing is written.
+    let dry = install(home.path(), &["--dry-run", "--agent", "backend-engineer"]);
+    assert!(
+        dry.status.success(),
+        "{}",
+        String::from_utf8_lossy(&dry.stderr)
+    );
+    let shown = text(&dry);
+    assert!(shown.contains("settings.json: would write"), "{shown}");
+    let merged: Value = {
+        let start = shown.find('{').unwrap();
+        let end = shown[start..].find("\n}\n").map(|i| start + i + 2).unwrap();
+        serde_json::from_str(&shown[start..end]).unwrap()
+    };
+    assert_eq!(merged["model"], "opus");
+    assert_eq!(merged["permissions"]["deny"][0], "Read(./.env)");
+    assert_eq!(merged["hooks"]["PreToolUse"][0]["matcher"], "Bash");
+    let prompt = merged["hooks"]["UserPromptSubmit"].as_array().unwrap();
+    assert_eq!(prompt.len(), 2, "the user's own hook is kept");
+    assert!(prompt[1]["hooks"][0]["command"]
+        .as_str()
+        .unwrap()
+        .ends_with("memctl hook claude UserPromptSubmit --agent backend-engineer"));
+    for event in ["SessionStart", "SessionEnd"] {
+        assert!(merged["hooks"][event][0]["hooks"][0]["command"]
+            .as_str()
+            .unwrap()
+            .contains(&format!("hook claude {event}")));
+    }
+    assert!(
+        shown.contains("memd.socket: would write"),
+        "the service unit is part of it: {shown}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(&settings).unwrap(),
+        fixture,
+        "a dry run writes nothing"
+    );
+
+    // The real install: merged, backed up, Codex's file created.
+    let real = install(
+        home.path(),
+        &["--no-service", "--agent", "backend-engineer"],
+    );
+    assert!(real.status.success());
+    assert!(text(&real).contains("(backup: "), "{}", text(&real));
+    let written: Value =
+        serde_json::from_str(&std::fs::read_to_string(&settings).unwrap()).unwrap();
+    assert_eq!(written, merged);
+    let codex: Value = serde_json::from_str(
+        &std::fs::read_to_string(home.path().join(".codex/hooks.json")).unwrap(),
+    )
+    .unwrap();
+    assert!(codex["hooks"]["UserPromptSubmit"][0]["hooks"][0]["command"]
+        .as_str()
+        .unwrap()
+        .contains("hook codex UserPromptSubmit"));
+    let files = |dir: &Path| std::fs::read_dir(dir).unwrap().count();
+    let before = files(settings.parent().unwrap());
+
+    // Again: nothing changes, no new backup.
+    let again = install(
+        home.path(),
+        &["--no-service", "--agent", "backend-engineer"],
+    );
+    assert!(text(&again).contains("already there"), "{}", text(&again));
+    assert!(!text(&again).contains("written"));
+    assert_eq!(files(settings.parent().unwrap()), before);
+    assert_eq!(
+        serde_json::from_str::<Value>(&std::fs::read_to_string(&settings).unwrap()).unwrap(),
+        merged
+    );
+}
+
+#[test]
+fn a_broken_settings_file_is_left_alone() {
+    let home = tempfile::tempdir().unwrap();
+    let settings = home.path().join(".claude/settings.json");
+    std::fs::create_dir_all(settings.parent().unwrap()).unwrap();
+    std::fs::write(&settings, "{ not json").unwrap();
+    let out = install(home.path(), &["--no-service"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("not JSON"));
+    assert_eq!(std::fs::read_to_string(&settings).unwrap(), "{ not json");
+}
