@@ -16,6 +16,17 @@ type Manifest = (
     &'static [(&'static str, &'static str)],
 );
 
+/// Frameworks named in Python manifests.
+const PYTHON_FRAMEWORKS: &[(&str, &str)] = &[
+    ("django", "django"),
+    ("flask", "flask"),
+    ("fastapi", "fastapi"),
+    ("pytest", "pytest"),
+    ("pandas", "pandas"),
+    ("numpy", "numpy"),
+    ("sqlalchemy", "sqlalchemy"),
+];
+
 /// The manifests memctl knows.
 const MANIFESTS: &[Manifest] = &[
     (
@@ -52,32 +63,8 @@ const MANIFESTS: &[Manifest] = &[
             ("\"prisma\"", "prisma"),
         ],
     ),
-    (
-        "pyproject.toml",
-        "python",
-        &[
-            ("django", "django"),
-            ("flask", "flask"),
-            ("fastapi", "fastapi"),
-            ("pytest", "pytest"),
-            ("pandas", "pandas"),
-            ("numpy", "numpy"),
-            ("sqlalchemy", "sqlalchemy"),
-        ],
-    ),
-    (
-        "requirements.txt",
-        "python",
-        &[
-            ("django", "django"),
-            ("flask", "flask"),
-            ("fastapi", "fastapi"),
-            ("pytest", "pytest"),
-            ("pandas", "pandas"),
-            ("numpy", "numpy"),
-            ("sqlalchemy", "sqlalchemy"),
-        ],
-    ),
+    ("pyproject.toml", "python", PYTHON_FRAMEWORKS),
+    ("requirements.txt", "python", PYTHON_FRAMEWORKS),
     (
         "go.mod",
         "go",

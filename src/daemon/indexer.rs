@@ -9,7 +9,6 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Instant, UNIX_EPOCH};
 
-use crate::engine::GLOBAL;
 use crate::knowledge::scan::{is_knowledge_path, knowledge_files};
 use crate::knowledge::{parse_file, FileKind, FileLoad, MAX_FILE_BYTES};
 use crate::protocol::ReindexReport;
@@ -263,12 +262,4 @@ pub fn roots_for(global: &[PathBuf], projects: &[PathBuf]) -> Vec<(PathBuf, Opti
         }
     }
     roots
-}
-
-/// The scope of a root: [`GLOBAL`] or its project's.
-pub fn scope_for(k: &mut Knowledge, project: Option<&Path>) -> crate::engine::ScopeId {
-    match project {
-        None => GLOBAL,
-        Some(repo) => k.engine.register_project(repo),
-    }
 }

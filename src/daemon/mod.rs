@@ -31,7 +31,7 @@ use crate::store::{Store, StoreError};
 
 use self::handler::Handler;
 use self::indexer::Pass;
-use self::state::{Info, Knowledge, Latencies, Root, Shared, WatchMode};
+use self::state::{Info, Knowledge, Latencies, Shared};
 
 /// Why the daemon could not start or run.
 #[derive(Debug, thiserror::Error)]
@@ -122,17 +122,7 @@ fn start_up(config: &Config, store: &Store) -> Knowledge {
         Vec::new()
     });
     for (path, project) in indexer::roots_for(&config.roots, &projects) {
-        if k.roots.iter().any(|r| r.path == path) {
-            continue;
-        }
-        let scope = indexer::scope_for(&mut k, project.as_deref());
-        k.roots.push(Root {
-            path,
-            scope,
-            project,
-            watch: WatchMode::None,
-            ino: None,
-        });
+        k.add_root(path, project);
     }
     let mut pass = Pass::new();
     indexer::load_from_store(&mut k, store, &mut pass);

@@ -64,6 +64,25 @@ pub struct Knowledge {
 }
 
 impl Knowledge {
+    /// Adds a root (a project's when `project` is given), unless that path
+    /// is a root already.
+    pub fn add_root(&mut self, path: PathBuf, project: Option<PathBuf>) {
+        if self.roots.iter().any(|r| r.path == path) {
+            return;
+        }
+        let scope = match &project {
+            None => crate::engine::GLOBAL,
+            Some(repo) => self.engine.register_project(repo),
+        };
+        self.roots.push(Root {
+            path,
+            scope,
+            project,
+            watch: WatchMode::None,
+            ino: None,
+        });
+    }
+
     /// The root a path lies under (the longest match).
     pub fn root_of(&self, path: &std::path::Path) -> Option<&Root> {
         self.roots

@@ -19,7 +19,7 @@ use crate::protocol::ReindexReport;
 use crate::store::Store;
 
 use super::indexer::{self, Pass};
-use super::state::{Root, Shared, WatchMode};
+use super::state::{Shared, WatchMode};
 
 /// How long events settle before they are applied.
 pub const DEBOUNCE: Duration = Duration::from_millis(40);
@@ -235,18 +235,8 @@ impl Indexer {
         }
         {
             let mut k = self.shared.write();
-            let scope = indexer::scope_for(&mut k, Some(repo));
             for (path, project) in indexer::roots_for(&[], &[repo.to_path_buf()]) {
-                if k.roots.iter().any(|r| r.path == path) {
-                    continue; // already a global root
-                }
-                k.roots.push(Root {
-                    path,
-                    scope,
-                    project,
-                    watch: WatchMode::None,
-                    ino: None,
-                });
+                k.add_root(path, project);
             }
         }
         tracing::info!("registered project {}", repo.display());
