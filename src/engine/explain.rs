@@ -18,6 +18,16 @@ use super::{query_now, Engine, QueryError};
 
 const CUTOFFS: &str = "cut-offs: >= 0.55 for 3, >= 0.30 for 2, >= 0.12 for 1";
 
+/// An optional value for people: the value, or `none`.
+fn one(value: Option<&String>) -> &str {
+    value.map_or("none", String::as_str)
+}
+
+/// A list for people: `[a, b]`.
+fn list(values: &[String]) -> String {
+    format!("[{}]", values.join(", "))
+}
+
 fn confidence_name(c: Option<Confidence>) -> &'static str {
     match c {
         Some(Confidence::High) => "high",
@@ -54,7 +64,8 @@ pub(super) fn explain(
         reasons.push("already shown in this session: not shown again".to_string());
     }
     if !query.kinds.is_empty() && !query.kinds.contains(&live.kind) {
-        reasons.push(format!("the query asks only for {:?}", query.kinds));
+        let kinds: Vec<String> = query.kinds.iter().map(|k| k.to_string()).collect();
+        reasons.push(format!("the query asks only for {}", list(&kinds)));
     }
     let agent = facts.rubric.agent.clone();
     match &item.body {
@@ -77,12 +88,22 @@ pub(super) fn explain(
                 s.task
             ));
             reasons.push(format!(
-                "B product: learned from {:?}, applies to {:?}, stack {:?}; query product {:?}, tags {:?} -> {}/2",
-                p.learned_from.product, p.applies_to, p.stack, facts.rubric.product, facts.rubric.tags, s.product
+                "B product: learned from {}, applies to {}, stack {}; query product {}, tags {} -> {}/2",
+                one(p.learned_from.product.as_ref()),
+                list(&p.applies_to),
+                list(&p.stack),
+                one(facts.rubric.product.as_ref()),
+                list(&facts.rubric.tags),
+                s.product
             ));
             reasons.push(format!(
-                "C role: roles {:?}, adjacent {:?}, category {:?}; agent {:?} with domains {:?} -> {}/2",
-                p.roles, p.adjacent_roles, p.category, agent, facts.rubric.domains, s.role
+                "C role: roles {}, adjacent {}, category {}; agent {} with domains {} -> {}/2",
+                list(&p.roles),
+                list(&p.adjacent_roles),
+                one(p.category.as_ref()),
+                one(agent.as_ref()),
+                list(&facts.rubric.domains),
+                s.role
             ));
             reasons.push(format!(
                 "D history: confidence {}, applied {} times ({} in the file, {} recorded) -> {}/2 (high and >= 3: 2; high or medium: 1)",
@@ -127,8 +148,11 @@ pub(super) fn explain(
                 s.task
             ));
             reasons.push(format!(
-                "C role: roles {:?}, adjacent {:?}; agent {:?} -> {}/2",
-                a.roles, a.adjacent_roles, agent, s.role
+                "C role: roles {}, adjacent {}; agent {} -> {}/2",
+                list(&a.roles),
+                list(&a.adjacent_roles),
+                one(agent.as_ref()),
+                s.role
             ));
             reasons.push(format!(
                 "total {}/5 (anti-patterns use A + C only; shown at >= 3, at most 3)",
@@ -141,17 +165,18 @@ pub(super) fn explain(
             put("task_keyword", f64::from(u8::from(m.task_keyword)));
             score = Some(f64::from(m.total()));
             reasons.push(format!(
-                "category {:?}: {} the agent's domain ({:?}), {} a word of the task (shown when either; at most 3)",
-                g.category,
+                "category {}: {} the agent's domain ({}), {} a word of the task (shown when either; at most 3)",
+                one(g.category.as_ref()),
                 if m.domain { "is" } else { "is not" },
-                facts.rubric.domains,
+                list(&facts.rubric.domains),
                 if m.task_keyword { "is" } else { "is not" },
             ));
         }
         Body::Experience(e) => {
             reasons.push(format!(
-                "experience of `{}`: shown to that agent always, first; the query's agent is {:?}",
-                e.agent, agent
+                "experience of `{}`: shown to that agent always, first; the query's agent is {}",
+                e.agent,
+                one(agent.as_ref())
             ));
         }
         Body::Lesson(l) => {
@@ -170,14 +195,14 @@ pub(super) fn explain(
             put("similarity", sim);
             reasons.push(match verdict(avg, evals) {
                 TagVerdict::Filtered => format!(
-                    "tag relevance over {:?}: average {avg:.3} over {evals} evaluations: filtered (>= {} evaluations and below {})",
-                    facts.tags,
+                    "tag relevance over {}: average {avg:.3} over {evals} evaluations: filtered (>= {} evaluations and below {})",
+                    list(&facts.tags),
                     tag_relevance::MIN_EVALS_FOR_FILTER,
                     tag_relevance::NEGATIVE_SCORE_THRESHOLD
                 ),
                 TagVerdict::Boost(b) => format!(
-                    "tag relevance over {:?}: average {avg:.3} over {evals} evaluations: kept, boost {b:+.5}",
-                    facts.tags
+                    "tag relevance over {}: average {avg:.3} over {evals} evaluations: kept, boost {b:+.5}",
+                    list(&facts.tags)
                 ),
             });
             let pinned = l.pinned || engine.learned().is_pinned(id, &facts.tags);
