@@ -534,3 +534,22 @@ fn another_users_connection_is_refused() {
     });
     assert!(daemon.memctl(&["ping"]).status.success());
 }
+
+#[test]
+fn a_socket_path_too_long_for_the_platform_is_a_clear_error() {
+    let sandbox = Sandbox::new();
+    let long = sandbox.dir.path().join("x".repeat(120)).join("memd.sock");
+    let out = common::memd()
+        .args(["serve", "--config", &sandbox.config(), "--socket"])
+        .arg(&long)
+        .arg("--data-dir")
+        .arg(sandbox.dir.path().join("data"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("Unix sockets allow at most 103"),
+        "{}",
+        stderr(&out)
+    );
+}

@@ -52,7 +52,14 @@ pub enum DaemonError {
     /// The store failed.
     #[error("store: {0}")]
     Store(#[from] StoreError),
+    /// The socket path does not fit in a socket address.
+    #[error("the socket path {} is {len} bytes; Unix sockets allow at most {MAX_SOCKET_PATH}: choose a shorter one with --socket or MEMD_SOCKET", path.display())]
+    SocketPathTooLong { path: PathBuf, len: usize },
 }
+
+/// The longest socket path the platforms accept (macOS's `sun_path` is 104
+/// bytes with its terminating NUL; Linux's 108).
+pub const MAX_SOCKET_PATH: usize = 103;
 
 fn io<'p>(what: &'static str, path: &'p Path) -> impl FnOnce(std::io::Error) -> DaemonError + 'p {
     move |source| DaemonError::Io {
@@ -151,6 +158,10 @@ pub fn run(options: ServeOptions) -> Result<(), DaemonError> {
     let inherited = inherited_listener();
     let socket = inherited.as_ref().map_or(socket, |(_, path)| path.clone());
     if inherited.is_none() {
+        let len = socket.as_os_str().len();
+        if len > MAX_SOCKET_PATH {
+            return Err(DaemonError::SocketPathTooLong { path: socket, len });
+        }
         prepare_socket_dir(&socket)?;
     }
     let lock = take_lock(&socket)?;
