@@ -217,3 +217,33 @@ fn without_a_daemon_or_with_bad_input_a_hook_stays_silent_and_exits_zero() {
         .unwrap();
     assert_eq!(out.status.code(), Some(0));
 }
+
+#[test]
+fn a_daemon_that_never_answers_costs_the_hook_its_budget_only() {
+    let (sandbox, repo) = setup();
+    // A socket that accepts and then says nothing.
+    let socket = sandbox.dir.path().join("silent.sock");
+    let listener = std::os::unix::net::UnixListener::bind(&socket).unwrap();
+    let hold = std::thread::spawn(move || {
+        let (stream, _) = listener.accept().unwrap();
+        std::thread::sleep(std::time::Duration::from_secs(3));
+        drop(stream);
+    });
+    let started = std::time::Instant::now();
+    let out = hook(
+        &socket,
+        "claude",
+        "UserPromptSubmit",
+        &fixture("claude-hooks.json", "UserPromptSubmit", &repo),
+    );
+    let waited = started.elapsed();
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(stdout(&out), "");
+    // Not a speed assertion: proof that the hook gives up instead of
+    // waiting for the daemon (which holds the connection for 3 s).
+    assert!(
+        waited < std::time::Duration::from_millis(4500),
+        "{waited:?}"
+    );
+    hold.join().unwrap();
+}
