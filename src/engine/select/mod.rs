@@ -1,0 +1,302 @@
+//! Selection: each live item scored by its kind's policy against one query,
+//! then thresholds and caps applied per kind.
+
+use std::cmp::Ordering;
+use std::collections::{BTreeMap, HashSet};
+use std::sync::Arc;
+
+use crate::knowledge::item::normalize_role;
+use crate::knowledge::Item;
+use crate::protocol::{Kind, Query};
+use crate::render::{Entry, Note, Section};
+use crate::scoring::lesson::GateContext;
+use crate::scoring::rubric::RubricContext;
+use crate::text::tokenize::terms;
+
+mod learnings;
+mod lessons;
+mod observations;
+mod seed000;
+mod winning;
+
+pub(super) use winning::drafting;
+
+use super::features::{bit, hash, mask, term_ids};
+use super::{Engine, Live, GLOBAL};
+
+fn dims(pairs: &[(&str, f64)]) -> BTreeMap<String, f64> {
+    pairs.iter().map(|(k, v)| (k.to_string(), *v)).collect()
+}
+
+fn entry(
+    section: Section,
+    item: &Arc<Item>,
+    score: f64,
+    dimensions: BTreeMap<String, f64>,
+    note: Note,
+) -> Entry {
+    Entry {
+        section,
+        item: item.clone(),
+        score,
+        dimensions,
+        note,
+    }
+}
+
+/// Sorts best first: higher score, then higher similarity, then id.
+fn by_score_then_sim<T>(a: &(T, f64, f64, &Arc<Item>), b: &(T, f64, f64, &Arc<Item>)) -> Ordering {
+    b.1.total_cmp(&a.1)
+        .then(b.2.total_cmp(&a.2))
+        .then_with(|| a.3.id.cmp(&b.3.id))
+}
+
+/// Everything derived from the query once.
+pub(super) struct QueryFacts<'q> {
+    pub(super) query: &'q Query,
+    /// Items the session has already been shown.
+    pub(super) exclude: &'q HashSet<String>,
+    pub(super) rubric: RubricContext,
+    pub(super) tags: Vec<String>,
+    pub(super) os: String,
+    pub(super) home: Option<String>,
+    /// Stemmed task and conversation keywords, as sorted term ids.
+    pub(super) keyword_terms: Vec<u32>,
+    /// Keyword terms plus tags, repo and agent, as sorted term ids.
+    pub(super) context_terms: Vec<u32>,
+    /// For seed 002's keyword match, lower case: the conversation's
+    /// keywords, or the task's terms when there are none.
+    pub(super) observation_keywords: Vec<String>,
+    /// Bloom bits of the product, the tags and the agent (0 when absent),
+    /// and of the agent's core and adjacent domains.
+    pub(super) product_bit: u64,
+    pub(super) tag_bits: u64,
+    pub(super) agent_bit: u64,
+    pub(super) domain_bits: u64,
+    pub(super) adjacent_bits: u64,
+    /// Hash of the normalised agent.
+    pub(super) agent_hash: u64,
+    /// Hashes a single-word gotcha category must be among to match: the
+    /// agent's domains and role words, and the task's words with and
+    /// without a plural `s`.
+    pub(super) gotcha_hashes: Vec<u64>,
+}
+
+impl<'q> QueryFacts<'q> {
+    pub(super) fn new(
+        engine: &Engine,
+        query: &'q Query,
+        now: i64,
+        exclude: &'q HashSet<String>,
+    ) -> Self {
+        let agent = query
+            .agent
+            .as_deref()
+            .map(normalize_role)
+            .filter(|a| !a.is_empty());
+        let role = agent.as_deref().and_then(|a| engine.roles.get(a));
+        let lower = |v: &[String]| {
+            v.iter()
+                .map(|s| s.trim().to_lowercase())
+                .filter(|s| !s.is_empty())
+                .collect::<Vec<_>>()
+        };
+        let tags = lower(&query.tags);
+        let task_words = query
+            .task
+            .split(|c: char| !c.is_alphanumeric())
+            .filter(|w| !w.is_empty())
+            .map(str::to_lowercase)
+            .collect();
+        let rubric = RubricContext {
+            product: query
+                .product
+                .as_deref()
+                .map(|p| p.trim().to_lowercase())
+                .filter(|p| !p.is_empty()),
+            tags: tags.clone(),
+            agent: agent.clone(),
+            domains: role.map(|r| lower(&r.domains)).unwrap_or_default(),
+            adjacent_domains: role.map(|r| lower(&r.adjacent)).unwrap_or_default(),
+            task_words,
+            now,
+        };
+        let keyword_text = format!("{} {}", query.task, query.keywords.join(" "));
+        let repo_name = query
+            .repo
+            .as_deref()
+            .map(|r| r.trim_end_matches('/').rsplit('/').next().unwrap_or(r))
+            .unwrap_or("");
+        let context_text = format!(
+            "{keyword_text} {} {repo_name} {}",
+            tags.join(" "),
+            agent.as_deref().unwrap_or("")
+        );
+        let keyword_terms = term_ids(&engine.index, &keyword_text);
+        let context_terms = term_ids(&engine.index, &context_text);
+        let observation_keywords = if query.keywords.is_empty() {
+            let mut seen: Vec<String> = terms(&query.task);
+            seen.sort();
+            seen.dedup();
+            seen
+        } else {
+            query
+                .keywords
+                .iter()
+                .map(|k| k.trim().to_lowercase())
+                .filter(|k| !k.is_empty())
+                .collect()
+        };
+        let mut gotcha_hashes: Vec<u64> = rubric.domains.iter().map(|d| hash(d)).collect();
+        gotcha_hashes.extend(agent.iter().flat_map(|a| a.split('-')).map(hash));
+        for w in &rubric.task_words {
+            gotcha_hashes.push(hash(w));
+            gotcha_hashes.push(hash(&format!("{w}s")));
+            if let Some(singular) = w.strip_suffix('s') {
+                gotcha_hashes.push(hash(singular));
+            }
+        }
+        QueryFacts {
+            product_bit: rubric.product.as_deref().map_or(0, bit),
+            tag_bits: mask(&tags),
+            agent_bit: agent.as_deref().map_or(0, bit),
+            domain_bits: mask(&rubric.domains),
+            adjacent_bits: mask(&rubric.adjacent_domains),
+            agent_hash: agent.as_deref().map_or(0, hash),
+            gotcha_hashes,
+            exclude,
+            query,
+            rubric,
+            tags,
+            os: query
+                .os
+                .clone()
+                .unwrap_or_else(|| std::env::consts::OS.to_string()),
+            home: std::env::var("HOME").ok(),
+            keyword_terms,
+            context_terms,
+            observation_keywords,
+        }
+    }
+
+    /// Whether the session has already seen `item`.
+    pub(super) fn excluded(&self, item: &Item) -> bool {
+        !self.exclude.is_empty() && self.exclude.contains(&item.id)
+    }
+
+    fn wants(&self, kind: Kind) -> bool {
+        self.query.kinds.is_empty() || self.query.kinds.contains(&kind)
+    }
+
+    pub(super) fn gate(&self) -> GateContext<'_> {
+        let mut paths: Vec<&str> = self.query.paths.iter().map(String::as_str).collect();
+        paths.extend(self.query.cwd.as_deref());
+        paths.extend(self.query.repo.as_deref().filter(|r| r.starts_with('/')));
+        GateContext {
+            os: &self.os,
+            repo: self.query.repo.as_deref(),
+            paths,
+            mcp_servers: &self.query.mcp_servers,
+            home: self.home.as_deref(),
+        }
+    }
+}
+
+/// Live items grouped by kind.
+#[derive(Default)]
+struct ByKind<'e> {
+    patterns: Vec<&'e Live>,
+    anti_patterns: Vec<&'e Live>,
+    gotchas: Vec<&'e Live>,
+    experience: Vec<&'e Live>,
+    lessons: Vec<&'e Live>,
+    observations: Vec<&'e Live>,
+    exemplars: Vec<&'e Live>,
+    seeds: Vec<&'e Live>,
+}
+
+/// Scores every live item against `query` and returns the chosen entries.
+pub(super) fn select(
+    engine: &Engine,
+    query: &Query,
+    now: i64,
+    exclude: &HashSet<String>,
+) -> Vec<Entry> {
+    let facts = QueryFacts::new(engine, query, now, exclude);
+    let scope = engine.scope_of(query);
+    let sims = engine.index.similarities(&query.task);
+    let sim = |live: &Live| f64::from(sims.get(live.doc));
+    let mut by_kind = ByKind::default();
+    for live in engine.live_items() {
+        if live.scope != GLOBAL && !engine.visible(live, scope) {
+            continue;
+        }
+        let list = match live.kind {
+            Kind::Pattern => &mut by_kind.patterns,
+            Kind::AntiPattern => &mut by_kind.anti_patterns,
+            Kind::Gotcha => &mut by_kind.gotchas,
+            Kind::Experience => &mut by_kind.experience,
+            Kind::Lesson => &mut by_kind.lessons,
+            Kind::Learning => continue,
+            Kind::Observation => &mut by_kind.observations,
+            Kind::Exemplar => &mut by_kind.exemplars,
+            Kind::Seed => &mut by_kind.seeds,
+        };
+        list.push(live);
+    }
+    let mut out = Vec::new();
+    if facts.wants(Kind::Experience) {
+        seed000::experience(&facts, &by_kind.experience, &mut out);
+    }
+    if facts.wants(Kind::Pattern) {
+        seed000::patterns(engine, &facts, &by_kind.patterns, &sim, &mut out);
+    }
+    if facts.wants(Kind::AntiPattern) {
+        seed000::anti_patterns(&facts, &by_kind.anti_patterns, &sim, &mut out);
+    }
+    if facts.wants(Kind::Gotcha) {
+        seed000::gotchas(&facts, &by_kind.gotchas, &sim, &mut out);
+    }
+    if facts.wants(Kind::Lesson) {
+        lessons::lessons(engine, &facts, &by_kind.lessons, &sim, &mut out);
+    }
+    if facts.wants(Kind::Learning) {
+        learnings::learnings(engine, &facts, &mut out);
+    }
+    if facts.wants(Kind::Observation) {
+        observations::observations(&facts, &by_kind.observations, now, &mut out);
+    }
+    if winning::drafting(&facts, &by_kind.exemplars) {
+        winning::winning_patterns(&facts, &by_kind.exemplars, &by_kind.seeds, now, &mut out);
+    }
+    out
+}
+
+/// Keeps the `k` best of `items` (by `cmp`, best first), sorted: a partial
+/// selection, then a sort of just those.
+fn top_k<T>(items: &mut Vec<T>, k: usize, cmp: impl Fn(&T, &T) -> Ordering) {
+    if k == 0 {
+        items.clear();
+        return;
+    }
+    if items.len() > k {
+        items.select_nth_unstable_by(k - 1, &cmp);
+        items.truncate(k);
+    }
+    items.sort_by(cmp);
+}
+
+/// 1-based rank of each element by `key` descending; `None` when excluded.
+fn rank_by<T>(
+    items: &[T],
+    key: impl Fn(&T) -> f64,
+    include: impl Fn(&T) -> bool,
+) -> Vec<Option<usize>> {
+    let mut order: Vec<usize> = (0..items.len()).filter(|&i| include(&items[i])).collect();
+    order.sort_by(|&a, &b| key(&items[b]).total_cmp(&key(&items[a])));
+    let mut ranks = vec![None; items.len()];
+    for (rank, i) in order.into_iter().enumerate() {
+        ranks[i] = Some(rank + 1);
+    }
+    ranks
+}
