@@ -16,7 +16,10 @@ mod features;
 mod learned;
 mod select;
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::borrow::Cow;
+use std::collections::{BTreeMap, HashSet};
+
+use rustc_hash::FxHashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -100,7 +103,7 @@ pub struct Engine {
     free: Vec<u32>,
     /// Each id in each scope: the slot of its live item and its claimants,
     /// in claim order (the first owns it).
-    ids: HashMap<(ScopeId, String), IdEntry>,
+    ids: FxHashMap<(ScopeId, String), IdEntry>,
     /// Registered projects: scope `n` is `projects[n - 1]`.
     projects: Vec<PathBuf>,
     /// The slot of each live text-index document (`u32::MAX`: none).
@@ -500,23 +503,26 @@ pub(crate) fn query_now(query: &Query) -> Result<i64, QueryError> {
 }
 
 /// The text of an item per index field.
-fn text_fields(item: &Item) -> Vec<(Field, String)> {
-    let join = |parts: &[&[String]]| {
-        parts
-            .iter()
-            .flat_map(|p| p.iter())
-            .cloned()
-            .collect::<Vec<_>>()
-            .join(" ")
-    };
-    let opt = |o: &Option<String>| o.clone().unwrap_or_default();
+fn text_fields(item: &Item) -> Vec<(Field, Cow<'_, str>)> {
+    fn join<'a>(parts: &[&'a [String]]) -> Cow<'a, str> {
+        Cow::Owned(
+            parts
+                .iter()
+                .flat_map(|p| p.iter().map(String::as_str))
+                .collect::<Vec<_>>()
+                .join(" "),
+        )
+    }
+    fn opt(o: &Option<String>) -> Cow<'_, str> {
+        Cow::Borrowed(o.as_deref().unwrap_or(""))
+    }
     let tags = &item.tags;
     match &item.body {
         Body::Pattern(p) => vec![
-            (Field::Title, p.name.clone()),
-            (Field::Problem, p.problem.clone()),
+            (Field::Title, Cow::Borrowed(p.name.as_str())),
+            (Field::Problem, Cow::Borrowed(p.problem.as_str())),
             (Field::Context, opt(&p.when_to_use)),
-            (Field::Solution, p.solution.clone()),
+            (Field::Solution, Cow::Borrowed(p.solution.as_str())),
             (
                 Field::Keywords,
                 join(&[tags, &p.stack, p.category.as_slice()]),
@@ -524,30 +530,30 @@ fn text_fields(item: &Item) -> Vec<(Field, String)> {
             (Field::Body, opt(&p.code)),
         ],
         Body::AntiPattern(a) => vec![
-            (Field::Title, a.name.clone()),
-            (Field::Problem, a.problem.clone()),
-            (Field::Solution, a.instead.clone()),
+            (Field::Title, Cow::Borrowed(a.name.as_str())),
+            (Field::Problem, Cow::Borrowed(a.problem.as_str())),
+            (Field::Solution, Cow::Borrowed(a.instead.as_str())),
             (Field::Keywords, join(&[tags, a.category.as_slice()])),
         ],
         Body::Gotcha(g) => vec![
-            (Field::Title, g.title.clone()),
-            (Field::Solution, g.fix.clone()),
+            (Field::Title, Cow::Borrowed(g.title.as_str())),
+            (Field::Solution, Cow::Borrowed(g.fix.as_str())),
             (Field::Keywords, join(&[tags, g.category.as_slice()])),
         ],
         Body::Experience(e) => vec![
-            (Field::Problem, e.text.clone()),
+            (Field::Problem, Cow::Borrowed(e.text.as_str())),
             (Field::Solution, opt(&e.detail)),
         ],
         Body::Lesson(l) => vec![
-            (Field::Problem, l.text.clone()),
+            (Field::Problem, Cow::Borrowed(l.text.as_str())),
             (
                 Field::Keywords,
                 join(&[tags, &l.prerequisites.tags, l.category.as_slice()]),
             ),
         ],
         Body::Learning(l) => vec![
-            (Field::Title, l.title.clone()),
-            (Field::Problem, l.description.clone()),
+            (Field::Title, Cow::Borrowed(l.title.as_str())),
+            (Field::Problem, Cow::Borrowed(l.description.as_str())),
             (Field::Context, opt(&l.context)),
             (Field::Solution, opt(&l.suggested_action)),
             (
@@ -556,22 +562,22 @@ fn text_fields(item: &Item) -> Vec<(Field, String)> {
             ),
         ],
         Body::Observation(o) => vec![
-            (Field::Problem, o.content.clone()),
+            (Field::Problem, Cow::Borrowed(o.content.as_str())),
             (Field::Keywords, join(&[tags])),
         ],
         Body::Exemplar(e) => vec![
-            (Field::Problem, e.content.clone()),
+            (Field::Problem, Cow::Borrowed(e.content.as_str())),
             (Field::Keywords, join(&[tags, e.kind.as_slice()])),
         ],
         Body::Seed(s) => vec![
-            (Field::Title, s.hook.clone()),
+            (Field::Title, Cow::Borrowed(s.hook.as_str())),
             (Field::Keywords, join(&[tags, s.source.as_slice()])),
         ],
     }
 }
 
-fn borrow_fields(fields: &[(Field, String)]) -> Vec<(Field, &str)> {
-    fields.iter().map(|(f, s)| (*f, s.as_str())).collect()
+fn borrow_fields<'a>(fields: &'a [(Field, Cow<'_, str>)]) -> Vec<(Field, &'a str)> {
+    fields.iter().map(|(f, s)| (*f, s.as_ref())).collect()
 }
 
 #[cfg(test)]

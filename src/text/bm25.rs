@@ -8,7 +8,7 @@
 //! a quarter of the index. A slot is reused only after that purge, so a
 //! stale posting can never be credited to a new document.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 
 use super::tokenize::for_each_term;
 
@@ -81,7 +81,7 @@ struct Doc {
 /// The inverted index.
 #[derive(Default)]
 pub struct TextIndex {
-    term_ids: HashMap<String, u32>,
+    term_ids: FxHashMap<String, u32>,
     postings: Vec<Postings>,
     docs: Vec<Doc>,
     free: Vec<DocId>,
@@ -110,8 +110,8 @@ impl Similarities {
 }
 
 /// Counts each term's occurrences per field.
-fn field_terms(fields: &[(Field, &str)]) -> (HashMap<String, PackedTf>, [u16; FIELDS]) {
-    let mut counts: HashMap<String, PackedTf> = HashMap::new();
+fn field_terms(fields: &[(Field, &str)]) -> (FxHashMap<String, PackedTf>, [u16; FIELDS]) {
+    let mut counts: FxHashMap<String, PackedTf> = FxHashMap::default();
     let mut lens = [0u16; FIELDS];
     for &(field, text) in fields {
         let f = field as usize;

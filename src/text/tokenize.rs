@@ -2,7 +2,8 @@
 //! `_` and camelCase humps, English stop words dropped, Snowball stemming.
 
 use std::cell::RefCell;
-use std::collections::HashMap;
+
+use rustc_hash::FxHashMap;
 use std::sync::OnceLock;
 
 use rust_stemmers::{Algorithm, Stemmer};
@@ -60,7 +61,7 @@ const STEM_CACHE_WORDS: usize = 65_536;
 thread_local! {
     /// Word -> its term, or `None` for a word that is no term (too short,
     /// a stop word).
-    static STEMS: RefCell<HashMap<String, Option<String>>> = RefCell::new(HashMap::new());
+    static STEMS: RefCell<FxHashMap<String, Option<String>>> = RefCell::new(FxHashMap::default());
 }
 
 fn emit(word: &str, f: &mut impl FnMut(String)) {
