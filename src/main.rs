@@ -54,10 +54,24 @@ fn main() -> ExitCode {
     match run() {
         Ok(code) => code,
         Err(err) => {
-            eprintln!("memd: {err:#}");
+            eprintln!("memd: {}", report(&err));
             ExitCode::from(2)
         }
     }
+}
+
+/// The error and its causes on one line, each cause once: the library's
+/// messages already name their immediate cause.
+fn report(err: &anyhow::Error) -> String {
+    let mut line = err.to_string();
+    for cause in err.chain().skip(1) {
+        let cause = cause.to_string();
+        if !line.contains(&cause) {
+            line.push_str(": ");
+            line.push_str(&cause);
+        }
+    }
+    line
 }
 
 fn run() -> Result<ExitCode> {
