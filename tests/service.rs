@@ -65,6 +65,38 @@ fn socket_activation_answers_the_first_connection() {
 }
 
 #[test]
+fn an_inherited_descriptor_that_is_no_listener_is_refused_clearly() {
+    let sandbox = Sandbox::new();
+    let not_a_socket = sandbox.write("plain.txt", "not a socket");
+    let socket = sandbox.dir.path().join("own.sock");
+    // LISTEN_FDS=1 with a regular file on fd 3: memd must say so, not
+    // quietly bind a socket of its own that systemd knows nothing about.
+    let out = Command::new("sh")
+        .arg("-c")
+        .arg(r#"exec "$@" 3<"$FILE""#)
+        .arg("sh")
+        .arg(env!("CARGO_BIN_EXE_memd"))
+        .args(["serve", "--config", &sandbox.config(), "--data-dir"])
+        .arg(sandbox.dir.path().join("data"))
+        .arg("--socket")
+        .arg(&socket)
+        .env("FILE", &not_a_socket)
+        .env("LISTEN_FDS", "1")
+        .env_remove("LISTEN_PID")
+        .stdout(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = common::stderr(&out);
+    assert!(
+        err.contains("cannot use the socket passed by systemd"),
+        "{err}"
+    );
+    assert_eq!(err.matches("not a socket").count(), 1, "said once: {err}");
+    assert!(!socket.exists());
+}
+
+#[test]
 fn ready_is_sent_once_the_index_is_loaded() {
     let sandbox = Sandbox::new();
     sandbox.write("g.yaml", "gotchas:\n  - {id: G-1, title: ready, fix: f}\n");
@@ -122,12 +154,26 @@ fn the_units_pass_systemd_analyze_verify() {
     );
 }
 
+/// The LaunchAgent runs `memd serve` and has launchd create a private Unix
+/// stream socket under the name memd asks launchd for.
+const PLIST_CHECK: &str = "
+import plistlib, sys
+d = plistlib.load(open(sys.argv[1], 'rb'))
+assert d['Label'] == 'dev.memd', d
+assert d['ProgramArguments'][1:] == ['serve'], d
+s = d['Sockets'][sys.argv[2]]
+assert s['SockPathName'].startswith('/'), s
+assert s['SockPathMode'] == 0o600, s
+assert s['SockFamily'] == 'Unix' and s['SockType'] == 'stream', s
+";
+
 #[test]
 fn the_launch_agent_is_a_valid_property_list() {
     let plist = concat!(env!("CARGO_MANIFEST_DIR"), "/launchd/dev.memd.plist");
     let check = Command::new("python3")
-        .args(["-c", "import plistlib, sys; d = plistlib.load(open(sys.argv[1], 'rb')); assert d['Label'] == 'dev.memd' and d['ProgramArguments'][1] == 'serve'"])
+        .args(["-c", PLIST_CHECK])
         .arg(plist)
+        .arg(memd::daemon::activation::LAUNCHD_SOCKET_NAME)
         .output();
     match check {
         Ok(out) => assert!(

@@ -26,6 +26,9 @@ pub struct Options {
     /// The `memctl` and `memd` the hooks and units should run.
     pub memctl: PathBuf,
     pub memd: PathBuf,
+    /// The socket `memctl` talks to, which the LaunchAgent has launchd
+    /// create.
+    pub socket: PathBuf,
 }
 
 /// The hook command for one harness and event.
@@ -148,20 +151,10 @@ pub fn install(options: &Options) -> Result<Vec<String>, String> {
 }
 
 fn install_service(options: &Options) -> Result<Vec<String>, String> {
-    let mut done = Vec::new();
     if cfg!(target_os = "macos") {
-        let plist = include_str!("../../launchd/dev.memd.plist")
-            .replace("/usr/local/bin/memd", &options.memd.display().to_string());
-        let path = options.home.join("Library/LaunchAgents/dev.memd.plist");
-        done.push(write_file(&path, &plist, options.dry_run)?);
-        if !options.dry_run {
-            done.push(run(
-                "launchctl",
-                &["load", "-w", &path.display().to_string()],
-            ));
-        }
-        return Ok(done);
+        return install_launch_agent(options);
     }
+    let mut done = Vec::new();
     let dir = options.home.join(".config/systemd/user");
     let service = include_str!("../../systemd/memd.service")
         .replace("%h/.cargo/bin/memd", &options.memd.display().to_string());
@@ -181,6 +174,60 @@ fn install_service(options: &Options) -> Result<Vec<String>, String> {
             "systemctl",
             &["--user", "enable", "--now", "memd.socket"],
         ));
+    }
+    Ok(done)
+}
+
+/// The LaunchAgent template and the values in it that are replaced by the
+/// user's paths.
+const PLIST: &str = include_str!("../../launchd/dev.memd.plist");
+const PLIST_MEMD: &str = "<string>/usr/local/bin/memd</string>";
+const PLIST_SOCKET: &str = "<string>/tmp/memd.sock</string>";
+const PLIST_LOG: &str = "<string>/tmp/memd.log</string>";
+
+/// The LaunchAgent for this user: memd's binary, the socket launchd
+/// creates for it, and its log.
+pub fn launch_agent(memd: &Path, socket: &Path, log: &Path) -> String {
+    let string = |path: &Path| {
+        format!(
+            "<string>{}</string>",
+            xml_escape(&path.display().to_string())
+        )
+    };
+    PLIST
+        .replace(PLIST_MEMD, &string(memd))
+        .replace(PLIST_SOCKET, &string(socket))
+        .replace(PLIST_LOG, &string(log))
+}
+
+fn xml_escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&apos;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// Writes the LaunchAgent and (re)loads it when it changed.
+fn install_launch_agent(options: &Options) -> Result<Vec<String>, String> {
+    let path = options.home.join("Library/LaunchAgents/dev.memd.plist");
+    let log = options.home.join("Library/Logs/memd.log");
+    let plist = launch_agent(&options.memd, &options.socket, &log);
+    let changed = std::fs::read_to_string(&path).ok().as_deref() != Some(plist.as_str());
+    let mut done = vec![write_file(&path, &plist, options.dry_run)?];
+    if changed && !options.dry_run {
+        let path = path.display().to_string();
+        // An older version may be loaded: unload it first (failing is fine
+        // when none is).
+        let _ = Command::new("launchctl").args(["unload", &path]).output();
+        done.push(run("launchctl", &["load", "-w", &path]));
     }
     Ok(done)
 }
@@ -212,7 +259,36 @@ mod tests {
             agent: Some("backend-engineer".into()),
             memctl: PathBuf::from("/usr/bin/memctl"),
             memd: PathBuf::from("/usr/bin/memd"),
+            socket: PathBuf::from("/run/user/1000/memd/memd.sock"),
         }
+    }
+
+    #[test]
+    fn the_launch_agent_gets_the_users_paths() {
+        for placeholder in [PLIST_MEMD, PLIST_SOCKET, PLIST_LOG] {
+            assert_eq!(PLIST.matches(placeholder).count(), 1, "{placeholder}");
+        }
+        let plist = launch_agent(
+            Path::new("/Users/me/.cargo/bin/memd"),
+            Path::new("/var/folders/x1/T/memd.sock"),
+            Path::new("/Users/me/Library/Logs/memd.log"),
+        );
+        assert!(plist.contains("<string>/Users/me/.cargo/bin/memd</string>"));
+        assert!(plist.contains(
+            "<key>SockPathName</key>\n      <string>/var/folders/x1/T/memd.sock</string>"
+        ));
+        assert!(plist.contains("<string>/Users/me/Library/Logs/memd.log</string>"));
+        assert!(!plist.contains("/tmp/memd"), "{plist}");
+    }
+
+    #[test]
+    fn paths_are_escaped_in_the_launch_agent() {
+        let plist = launch_agent(
+            Path::new("/Users/R&D <team>/memd"),
+            Path::new("/tmp/s.sock"),
+            Path::new("/tmp/l.log"),
+        );
+        assert!(plist.contains("<string>/Users/R&amp;D &lt;team&gt;/memd</string>"));
     }
 
     #[test]

@@ -379,6 +379,7 @@ fn install(args: &Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
             PathBuf::from("memd")
         },
         memctl,
+        socket: memd::protocol::socket_path(args.socket.clone()),
     };
     for line in install::install(&options)? {
         println!("{line}");

@@ -4,12 +4,14 @@
 //! SIGTERM or SIGINT; then in-flight requests finish and the socket is
 //! removed.
 //!
+//! - [`activation`]: the socket systemd or launchd hands over.
 //! - [`server`]: connections, frames, limits.
 //! - [`handler`]: answering each request.
 //! - [`watch`]: the indexer thread and the file watchers.
 //! - [`indexer`]: bringing memory and store in line with the disk.
 //! - [`state`]: what they share.
 
+pub mod activation;
 pub mod handler;
 pub mod indexer;
 pub mod learning;
@@ -52,6 +54,9 @@ pub enum DaemonError {
     /// The store failed.
     #[error("store: {0}")]
     Store(#[from] StoreError),
+    /// The service manager handed over an unusable socket.
+    #[error(transparent)]
+    Activation(#[from] activation::ActivationError),
     /// The socket path does not fit in a socket address.
     #[error("the socket path {} is {len} bytes; Unix sockets allow at most {MAX_SOCKET_PATH}: choose a shorter one with --socket or MEMD_SOCKET", path.display())]
     SocketPathTooLong { path: PathBuf, len: usize },
@@ -139,23 +144,12 @@ fn start_up(config: &Config, store: &Store) -> Knowledge {
     k
 }
 
-/// A listening socket handed over by systemd (`LISTEN_FDS`) or launchd,
-/// with its path.
-fn inherited_listener() -> Option<(std::os::unix::net::UnixListener, PathBuf)> {
-    let listener = listenfd::ListenFd::from_env()
-        .take_unix_listener(0)
-        .ok()
-        .flatten()?;
-    let path = listener.local_addr().ok()?.as_pathname()?.to_path_buf();
-    Some((listener, path))
-}
-
 /// Runs the daemon until SIGTERM or SIGINT.
 pub fn run(options: ServeOptions) -> Result<(), DaemonError> {
     let ServeOptions { config, socket } = options;
     // Socket activation: the service manager owns the socket; memd serves
     // on it and leaves it in place at exit.
-    let inherited = inherited_listener();
+    let inherited = activation::inherited_listener()?;
     let socket = inherited.as_ref().map_or(socket, |(_, path)| path.clone());
     if inherited.is_none() {
         let len = socket.as_os_str().len();

@@ -1,8 +1,10 @@
 //! Where the socket is, decided the same way by `memd` and `memctl` with the
 //! standard library alone: `--socket`, else `$MEMD_SOCKET`, else
-//! `$XDG_RUNTIME_DIR/memd/memd.sock`, else `$TMPDIR/memd-$USER/memd.sock`
-//! (on macOS `$TMPDIR` is already per user and short enough for the
-//! 104-byte limit of a socket path).
+//! `$XDG_RUNTIME_DIR/memd/memd.sock`, else on macOS `$TMPDIR/memd.sock`
+//! (there `$TMPDIR` is private to the user, stable, and short
+//! enough for the 104-byte limit of a socket path; launchd creates the
+//! socket in it, which it could not do in a directory of ours), else
+//! `$TMPDIR/memd-$USER/memd.sock`.
 
 use std::path::PathBuf;
 
@@ -19,6 +21,9 @@ pub fn socket_path(flag: Option<PathBuf>) -> PathBuf {
     }
     if let Some(dir) = std::env::var_os("XDG_RUNTIME_DIR").filter(|p| !p.is_empty()) {
         return PathBuf::from(dir).join("memd").join("memd.sock");
+    }
+    if cfg!(target_os = "macos") {
+        return std::env::temp_dir().join("memd.sock");
     }
     let user = std::env::var("USER").unwrap_or_else(|_| "user".into());
     std::env::temp_dir()
