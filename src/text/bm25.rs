@@ -10,6 +10,7 @@
 
 use rustc_hash::FxHashMap;
 
+use super::postings::{PackedTf, PostingList};
 use super::tokenize::for_each_term;
 
 /// BM25 term-frequency saturation.
@@ -36,6 +37,7 @@ pub enum Field {
 
 /// Number of fields.
 const FIELDS: usize = 6;
+const _: () = assert!(FIELDS <= PackedTf::FIELDS);
 
 /// How much a match in each field counts, indexed by [`Field`]. The title
 /// and keywords say what an item is about; code says little.
@@ -44,32 +46,11 @@ pub const FIELD_WEIGHTS: [f32; FIELDS] = [2.0, 1.5, 1.2, 1.0, 1.5, 0.5];
 /// A document's handle in the index.
 pub type DocId = u32;
 
-/// A term's count in each field, 5 bits a field (counts saturate at 31:
-/// BM25 saturates long before).
-#[derive(Clone, Copy, Default)]
-struct PackedTf(u32);
-
-impl PackedTf {
-    const BITS: u32 = 5;
-    const MAX: u32 = (1 << Self::BITS) - 1;
-
-    fn get(self, field: usize) -> u32 {
-        (self.0 >> (field as u32 * Self::BITS)) & Self::MAX
-    }
-
-    fn bump(&mut self, field: usize) {
-        if self.get(field) < Self::MAX {
-            self.0 += 1 << (field as u32 * Self::BITS);
-        }
-    }
-}
-
 #[derive(Default)]
 struct Postings {
     /// Live documents containing the term.
     df: u32,
-    docs: Vec<DocId>,
-    tf: Vec<PackedTf>,
+    list: PostingList,
 }
 
 #[derive(Clone, Copy)]
@@ -150,8 +131,7 @@ impl TextIndex {
     /// where list growth by doubling leaves much of it unused).
     pub fn shrink_to_fit(&mut self) {
         for p in &mut self.postings {
-            p.docs.shrink_to_fit();
-            p.tf.shrink_to_fit();
+            p.list.shrink_to_fit();
         }
         self.postings.shrink_to_fit();
         self.docs.shrink_to_fit();
@@ -166,7 +146,7 @@ impl TextIndex {
             let Some(p) = self.postings.get(id as usize) else {
                 continue;
             };
-            for (&doc, tf) in p.docs.iter().zip(&p.tf) {
+            for (doc, tf) in p.list.iter() {
                 if self.docs[doc as usize].alive && fields.iter().any(|&f| tf.get(f as usize) > 0) {
                     docs.push(doc);
                 }
@@ -198,8 +178,7 @@ impl TextIndex {
             }
             let p = &mut self.postings[id as usize];
             p.df += 1;
-            p.docs.push(doc);
-            p.tf.push(tf);
+            p.list.push(doc, tf);
             self.total_postings += 1;
         }
         for (sum, len) in self.len_sum.iter_mut().zip(lens) {
@@ -241,17 +220,8 @@ impl TextIndex {
         let docs = &self.docs;
         let mut total = 0;
         for p in &mut self.postings {
-            let mut keep = 0;
-            for i in 0..p.docs.len() {
-                if docs[p.docs[i] as usize].alive {
-                    p.docs[keep] = p.docs[i];
-                    p.tf[keep] = p.tf[i];
-                    keep += 1;
-                }
-            }
-            p.docs.truncate(keep);
-            p.tf.truncate(keep);
-            total += keep;
+            p.list.retain(|doc| docs[doc as usize].alive);
+            total += p.list.len();
         }
         self.total_postings = total;
         self.dead_postings = 0;
@@ -301,7 +271,7 @@ impl TextIndex {
             if scores.is_empty() {
                 scores = vec![0f32; self.docs.len()];
             }
-            for (&doc, tf) in p.docs.iter().zip(&p.tf) {
+            for (doc, tf) in p.list.iter() {
                 let d = &self.docs[doc as usize];
                 if !d.alive {
                     continue;
