@@ -1,8 +1,17 @@
-//! Claude Code transcripts (JSON Lines): user lines with text or tool
-//! results, assistant lines with text and `tool_use` blocks. Sidechain,
-//! meta and compact-summary lines are skipped. Reading starts at a byte
-//! offset and stops after the last complete line, so each evaluation reads
-//! only what was added since the previous one.
+//! Session transcripts (JSON Lines) of both harnesses:
+//!
+//! - Claude Code: user lines with text or tool results, assistant lines with
+//!   text and `tool_use` blocks. Sidechain, meta and compact-summary lines
+//!   are skipped.
+//! - Codex CLI rollouts: `response_item` lines whose payload is a user or
+//!   assistant `message`, a tool call (`function_call`, `custom_tool_call`,
+//!   `local_shell_call`) or a tool's output. Developer messages, reasoning,
+//!   `event_msg` lines (which repeat the response items) and the context
+//!   Codex wraps in a tag of its own (`<environment_context>...`, AGENTS.md
+//!   instructions) are skipped.
+//!
+//! Reading starts at a byte offset and stops after the last complete line,
+//! so each evaluation reads only what was added since the previous one.
 
 use std::io::{Read, Seek, SeekFrom};
 use std::path::Path;
@@ -60,6 +69,7 @@ pub fn parse_line(line: &str) -> Option<Turn> {
     let role = match v.get("type")?.as_str()? {
         "user" => Role::User,
         "assistant" => Role::Assistant,
+        "response_item" => return codex_item(v.get("payload")?),
         _ => return None,
     };
     let content = v.get("message")?.get("content")?;
@@ -68,13 +78,106 @@ pub fn parse_line(line: &str) -> Option<Turn> {
     (!text.trim().is_empty()).then_some(Turn { role, text })
 }
 
-fn collect_text(content: &Value, out: &mut String) {
-    let mut push = |s: &str| {
-        if !out.is_empty() {
-            out.push('\n');
+/// A Codex CLI rollout's response item as a turn.
+fn codex_item(item: &Value) -> Option<Turn> {
+    let str_of = |key: &str| item.get(key).and_then(Value::as_str);
+    let (role, text) = match str_of("type")? {
+        "message" => {
+            let role = match str_of("role")? {
+                "user" => Role::User,
+                "assistant" => Role::Assistant,
+                _ => return None,
+            };
+            let mut text = String::new();
+            for part in item.get("content")?.as_array()? {
+                let Some(t) = part.get("text").and_then(Value::as_str) else {
+                    continue;
+                };
+                if role == Role::User && harness_context(t) {
+                    continue;
+                }
+                push_line(&mut text, t);
+            }
+            (role, text)
         }
-        out.push_str(s);
+        "function_call" => (
+            Role::Assistant,
+            format!(
+                "[{}] {}",
+                str_of("name")?,
+                str_of("arguments").unwrap_or("")
+            ),
+        ),
+        "custom_tool_call" => (
+            Role::Assistant,
+            format!("[{}] {}", str_of("name")?, str_of("input").unwrap_or("")),
+        ),
+        "local_shell_call" => {
+            let command = item.get("action")?.get("command")?.as_array()?;
+            let words: Vec<&str> = command.iter().filter_map(Value::as_str).collect();
+            (Role::Assistant, format!("[shell] {}", words.join(" ")))
+        }
+        "function_call_output" | "custom_tool_call_output" => {
+            let mut text = String::new();
+            collect_output(item.get("output")?, &mut text);
+            (Role::User, text)
+        }
+        _ => return None,
     };
+    (!text.trim().is_empty()).then_some(Turn { role, text })
+}
+
+/// Text Codex adds to the user's side itself: its environment context and
+/// instructions, each wrapped in a tag of its own, and AGENTS.md.
+fn harness_context(text: &str) -> bool {
+    let t = text.trim();
+    if t.starts_with("# AGENTS.md instructions") {
+        return true;
+    }
+    let Some(rest) = t.strip_prefix('<') else {
+        return false;
+    };
+    let Some(end) = rest.find('>') else {
+        return false;
+    };
+    let tag = &rest[..end];
+    !tag.is_empty()
+        && tag
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+        && t.ends_with(&format!("</{tag}>"))
+}
+
+/// A tool's output: a string, a list of content items, or an object with
+/// `content`.
+fn collect_output(output: &Value, out: &mut String) {
+    match output {
+        Value::String(s) => push_line(out, s),
+        Value::Array(parts) => {
+            for part in parts {
+                if let Some(t) = part.get("text").and_then(Value::as_str) {
+                    push_line(out, t);
+                }
+            }
+        }
+        Value::Object(map) => {
+            if let Some(content) = map.get("content") {
+                collect_output(content, out);
+            }
+        }
+        _ => {}
+    }
+}
+
+fn push_line(out: &mut String, s: &str) {
+    if !out.is_empty() {
+        out.push('\n');
+    }
+    out.push_str(s);
+}
+
+fn collect_text(content: &Value, out: &mut String) {
+    let mut push = |s: &str| push_line(out, s);
     match content {
         Value::String(s) => push(s),
         Value::Array(blocks) => {
@@ -127,6 +230,49 @@ mod tests {
         assert!(!turns.iter().any(|t| t.text.contains("SIDECHAIN")));
         assert!(!turns.iter().any(|t| t.text.contains("COMPACT SUMMARY")));
         assert!(!turns.iter().any(|t| t.text.contains("META")));
+    }
+
+    #[test]
+    fn reads_a_codex_rollout_and_skips_what_codex_adds_itself() {
+        let rollout = include_str!("../../tests/fixtures/codex-rollout.jsonl");
+        let turns: Vec<Turn> = rollout.lines().filter_map(parse_line).collect();
+        let has = |role: Role, needle: &str| {
+            turns
+                .iter()
+                .any(|t| t.role == role && t.text.contains(needle))
+        };
+        assert!(has(Role::User, "Add idempotency to the webhook handler"));
+        assert!(has(
+            Role::Assistant,
+            "unique constraint before acknowledging"
+        ));
+        assert!(has(Role::Assistant, "[shell] {\"command\""), "{turns:?}");
+        assert!(has(Role::Assistant, "[apply_patch] *** Begin Patch"));
+        assert!(has(Role::Assistant, "[shell] pnpm test webhooks"));
+        assert!(has(Role::User, "Success. Updated the following files"));
+        assert!(has(Role::User, "SQLSTATE 23505"), "tool output as a list");
+        for absent in [
+            "environment_context",
+            "AGENTS",
+            "DEVELOPER",
+            "REASONING",
+            "EVENT_MSG",
+        ] {
+            assert!(!turns.iter().any(|t| t.text.contains(absent)), "{absent}");
+        }
+        assert_eq!(turns.len(), 9);
+    }
+
+    #[test]
+    fn only_a_whole_tagged_text_counts_as_harness_context() {
+        assert!(harness_context(
+            "<environment_context>\n <cwd>/x</cwd>\n</environment_context>"
+        ));
+        assert!(!harness_context(
+            "<b>bold</b> is how I would write it, then more"
+        ));
+        assert!(!harness_context("use <T> generics"));
+        assert!(!harness_context("plain prompt"));
     }
 
     #[test]
