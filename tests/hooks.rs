@@ -71,10 +71,15 @@ fn fixture(name: &str, event: &str, repo: &std::path::Path) -> String {
         "{}/tests/fixtures/transcript.jsonl",
         env!("CARGO_MANIFEST_DIR")
     );
+    let rollout = format!(
+        "{}/tests/fixtures/codex-rollout.jsonl",
+        env!("CARGO_MANIFEST_DIR")
+    );
     all[event]
         .to_string()
         .replace("{CWD}", repo.to_str().unwrap())
         .replace("{TRANSCRIPT}", &transcript)
+        .replace("{ROLLOUT}", &rollout)
 }
 
 /// The printed hook output, checked for Claude Code's shape.
@@ -162,16 +167,23 @@ fn claude_code_session_from_start_to_end() {
     }
 }
 
+/// Codex CLI's input for `event`, without a transcript (Codex may send
+/// null).
+fn codex_without_transcript(event: &str, repo: &std::path::Path) -> String {
+    let rollout = format!(
+        "\"{}/tests/fixtures/codex-rollout.jsonl\"",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    fixture("codex-hooks.json", event, repo).replace(&rollout, "null")
+}
+
 #[test]
 fn codex_cli_hooks_work_without_a_transcript() {
     let (sandbox, repo) = setup();
     let daemon = Daemon::start(&sandbox);
-    let start = hook(
-        &daemon.socket,
-        "codex",
-        "SessionStart",
-        &fixture("codex-hooks.json", "SessionStart", &repo),
-    );
+    let input = codex_without_transcript("SessionStart", &repo);
+    assert!(input.contains("\"transcript_path\":null"), "{input}");
+    let start = hook(&daemon.socket, "codex", "SessionStart", &input);
     assert!(context(&start, "SessionStart")
         .unwrap()
         .contains("Missing Zod validation"));
@@ -179,20 +191,72 @@ fn codex_cli_hooks_work_without_a_transcript() {
         &daemon.socket,
         "codex",
         "UserPromptSubmit",
-        &fixture("codex-hooks.json", "UserPromptSubmit", &repo),
+        &codex_without_transcript("UserPromptSubmit", &repo),
     );
     assert!(context(&prompt, "UserPromptSubmit")
         .unwrap()
         .contains("Webhook Queue with Idempotency"));
-    let end = hook(
+    let subagent = hook(
         &daemon.socket,
         "codex",
-        "SessionEnd",
-        &fixture("codex-hooks.json", "SessionEnd", &repo),
+        "UserPromptSubmit",
+        &codex_without_transcript("Subagent", &repo),
     );
-    assert_eq!(context(&end, "SessionEnd"), None);
+    assert_eq!(context(&subagent, "UserPromptSubmit"), None);
+    let stop = hook(
+        &daemon.socket,
+        "codex",
+        "Stop",
+        &codex_without_transcript("Stop", &repo),
+    );
+    assert_eq!(context(&stop, "Stop"), None, "Stop prints nothing");
     let eval = daemon.memctl(&["evaluate"]);
     assert!(stdout(&eval).contains("no transcript"), "{}", stdout(&eval));
+}
+
+#[test]
+fn a_codex_cli_session_is_evaluated_from_its_rollout() {
+    let (sandbox, repo) = setup();
+    let daemon = Daemon::start(&sandbox);
+    for event in ["SessionStart", "UserPromptSubmit"] {
+        hook(
+            &daemon.socket,
+            "codex",
+            event,
+            &fixture("codex-hooks.json", event, &repo),
+        );
+    }
+    // Codex has no SessionEnd: the end of a turn records the session.
+    let stop = hook(
+        &daemon.socket,
+        "codex",
+        "Stop",
+        &fixture("codex-hooks.json", "Stop", &repo),
+    );
+    assert_eq!(context(&stop, "Stop"), None);
+    assert_eq!(
+        daemon.json(&["status"])["ok"]["status"]["pending_evaluations"],
+        1
+    );
+    let eval = daemon.memctl(&["evaluate"]);
+    assert!(eval.status.success(), "{}", stdout(&eval));
+    // The rollout shows the pattern's advice followed (event id, unique
+    // constraint, acknowledged): the built-in judge credits it under the
+    // session's tags.
+    let log = daemon.json(&["log", "P-14"]);
+    let fastify = log["ok"]["log"][0]["tags"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["tag"] == "fastify")
+        .unwrap_or_else(|| panic!("{log}"))
+        .clone();
+    assert_eq!(fastify["positive"], 1, "{log}");
+    assert_eq!(fastify["negative"], 0, "{log}");
+    assert_eq!(
+        daemon.json(&["status"])["ok"]["status"]["pending_evaluations"],
+        0
+    );
 }
 
 #[test]

@@ -8,6 +8,10 @@
 //! `source` (SessionStart), `prompt` (UserPromptSubmit) or `reason`
 //! (SessionEnd). Both get `{"hookSpecificOutput": {"hookEventName",
 //! "additionalContext"}}`.
+//!
+//! Codex has no SessionEnd: its `Stop` (the end of each turn) records the
+//! session instead, so a session is ready for evaluation after any turn and
+//! its transcript is read on from where the last evaluation stopped.
 
 use std::io::Read;
 use std::path::Path;
@@ -148,7 +152,7 @@ pub fn run(
             }
             RequestBody::Query(query(prompt, Vec::new()))
         }
-        "SessionEnd" => RequestBody::SessionEnd {
+        "SessionEnd" | "Stop" => RequestBody::SessionEnd {
             session_id: session?,
             transcript_path: text("transcript_path"),
         },

@@ -9,9 +9,26 @@ use std::process::Command;
 
 use serde_json::{json, Map, Value};
 
-/// Hook events memd handles, and the timeout (seconds) the harness allows.
-const EVENTS: [&str; 3] = ["SessionStart", "UserPromptSubmit", "SessionEnd"];
+use crate::codex_config;
+
+/// The timeout (seconds) the harness allows a hook.
 const HOOK_TIMEOUT_SECS: u64 = 5;
+
+/// The hook events memd is installed for in each harness. Codex CLI has no
+/// SessionEnd; its Stop ends each turn, and records the session.
+fn events(harness: &str) -> &'static [&'static str] {
+    match harness {
+        "codex" => &["SessionStart", "UserPromptSubmit", "Stop"],
+        _ => &["SessionStart", "UserPromptSubmit", "SessionEnd"],
+    }
+}
+
+/// Whether a hook command is memd's for this harness and event.
+fn is_ours(hook: &Value, harness: &str, event: &str) -> bool {
+    hook["command"]
+        .as_str()
+        .is_some_and(|c| c.contains("memctl") && c.contains(&format!("hook {harness} {event}")))
+}
 
 /// What to install.
 pub struct Options {
@@ -53,8 +70,7 @@ pub fn merge_hooks(doc: &mut Value, options: &Options, harness: &str) -> Result<
         .as_object_mut()
         .ok_or("`hooks` is not a JSON object")?;
     let mut changed = false;
-    for event in EVENTS {
-        let marker = format!("hook {harness} {event}");
+    for &event in events(harness) {
         let list = hooks
             .entry(event)
             .or_insert_with(|| Value::Array(Vec::new()));
@@ -62,13 +78,9 @@ pub fn merge_hooks(doc: &mut Value, options: &Options, harness: &str) -> Result<
             .as_array_mut()
             .ok_or(format!("`hooks.{event}` is not a list"))?;
         let present = list.iter().any(|group| {
-            group["hooks"].as_array().is_some_and(|hs| {
-                hs.iter().any(|h| {
-                    h["command"]
-                        .as_str()
-                        .is_some_and(|c| c.contains("memctl") && c.contains(&marker))
-                })
-            })
+            group["hooks"]
+                .as_array()
+                .is_some_and(|hs| hs.iter().any(|h| is_ours(h, harness, event)))
         });
         if !present {
             list.push(json!({
@@ -76,6 +88,38 @@ pub fn merge_hooks(doc: &mut Value, options: &Options, harness: &str) -> Result<
             }));
             changed = true;
         }
+    }
+    // memd's hooks for events this harness does not have (an earlier
+    // version installed SessionEnd for Codex) are taken out; nobody else's.
+    let mut emptied = Vec::new();
+    for (event, list) in hooks.iter_mut() {
+        if events(harness).contains(&event.as_str()) {
+            continue;
+        }
+        let Some(list) = list.as_array_mut() else {
+            continue;
+        };
+        let mut removed = false;
+        list.retain_mut(|group| {
+            let Some(hs) = group.get_mut("hooks").and_then(Value::as_array_mut) else {
+                return true;
+            };
+            let before = hs.len();
+            hs.retain(|h| !is_ours(h, harness, event));
+            if hs.len() == before {
+                return true;
+            }
+            removed = true;
+            // A group that held only memd's hook goes with it.
+            !hs.is_empty()
+        });
+        changed |= removed;
+        if removed && list.is_empty() {
+            emptied.push(event.clone());
+        }
+    }
+    for event in emptied {
+        hooks.remove(&event);
     }
     Ok(changed)
 }
@@ -129,6 +173,22 @@ fn install_hooks(path: &Path, options: &Options, harness: &str) -> Result<String
     write_file(path, &content, options.dry_run)
 }
 
+/// Turns Codex CLI's hooks on in its config, which they need to run.
+fn enable_codex_hooks(path: &Path, dry_run: bool) -> Result<String, String> {
+    let text = match std::fs::read_to_string(path) {
+        Ok(text) => text,
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => String::new(),
+        Err(err) => return Err(format!("{}: {err}", path.display())),
+    };
+    match codex_config::enable_hooks(&text) {
+        codex_config::Edit::Unchanged => {
+            Ok(format!("{}: Codex hooks are on already", path.display()))
+        }
+        codex_config::Edit::Changed(new) => write_file(path, &new, dry_run),
+        codex_config::Edit::Refused(why) => Ok(format!("{}: left as it is: {why}", path.display())),
+    }
+}
+
 /// Runs the whole install; returns what it did, line by line.
 pub fn install(options: &Options) -> Result<Vec<String>, String> {
     let mut done = Vec::new();
@@ -142,6 +202,10 @@ pub fn install(options: &Options) -> Result<Vec<String>, String> {
             &options.home.join(".codex/hooks.json"),
             options,
             "codex",
+        )?);
+        done.push(enable_codex_hooks(
+            &options.home.join(".codex/config.toml"),
+            options.dry_run,
         )?);
     }
     if options.service {
@@ -316,6 +380,51 @@ mod tests {
         let once = doc.clone();
         assert!(!merge_hooks(&mut doc, &options(), "claude").unwrap());
         assert_eq!(doc, once);
+    }
+
+    #[test]
+    fn codex_gets_stop_instead_of_session_end_and_loses_the_old_one() {
+        // As an earlier memd left it: SessionEnd, which Codex never sends,
+        // once alone and once beside somebody else's hook.
+        let mut doc = json!({
+            "hooks": {
+                "SessionEnd": [
+                    {"hooks": [{"type": "command", "command": "/usr/bin/memctl hook codex SessionEnd"}]},
+                    {"hooks": [{"type": "command", "command": "/usr/bin/memctl hook codex SessionEnd"}, {"type": "command", "command": "notify.sh"}]}
+                ],
+                "PreCompact": []
+            }
+        });
+        assert!(merge_hooks(&mut doc, &options(), "codex").unwrap());
+        let hooks = doc["hooks"].as_object().unwrap();
+        for event in ["SessionStart", "UserPromptSubmit", "Stop"] {
+            assert!(
+                hooks[event][0]["hooks"][0]["command"]
+                    .as_str()
+                    .unwrap()
+                    .contains(&format!("hook codex {event}")),
+                "{doc}"
+            );
+        }
+        let end = hooks["SessionEnd"].as_array().unwrap();
+        assert_eq!(end.len(), 1, "{doc}");
+        assert_eq!(
+            end[0]["hooks"],
+            json!([{"type": "command", "command": "notify.sh"}])
+        );
+        assert_eq!(
+            hooks["PreCompact"],
+            json!([]),
+            "other lists are left as they are"
+        );
+        let once = doc.clone();
+        assert!(!merge_hooks(&mut doc, &options(), "codex").unwrap());
+        assert_eq!(doc, once);
+        // Claude Code keeps its SessionEnd.
+        let mut claude = json!({});
+        merge_hooks(&mut claude, &options(), "claude").unwrap();
+        assert!(claude["hooks"]["SessionEnd"].is_array());
+        assert!(claude["hooks"].get("Stop").is_none());
     }
 
     #[test]

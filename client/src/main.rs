@@ -3,6 +3,7 @@
 //! sends one postcard frame and prints the answer, as text or `--json`.
 
 mod client;
+mod codex_config;
 mod env_tags;
 mod hook;
 mod install;

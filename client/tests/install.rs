@@ -84,10 +84,21 @@ fn dry_run_then_install_then_nothing_to_do() {
         &std::fs::read_to_string(home.path().join(".codex/hooks.json")).unwrap(),
     )
     .unwrap();
-    assert!(codex["hooks"]["UserPromptSubmit"][0]["hooks"][0]["command"]
-        .as_str()
-        .unwrap()
-        .contains("hook codex UserPromptSubmit"));
+    for event in ["SessionStart", "UserPromptSubmit", "Stop"] {
+        assert!(codex["hooks"][event][0]["hooks"][0]["command"]
+            .as_str()
+            .unwrap()
+            .contains(&format!("hook codex {event}")));
+    }
+    assert!(
+        codex["hooks"].get("SessionEnd").is_none(),
+        "Codex has no SessionEnd"
+    );
+    assert_eq!(
+        std::fs::read_to_string(home.path().join(".codex/config.toml")).unwrap(),
+        "[features]\ncodex_hooks = true\n",
+        "Codex runs hooks only with the feature on"
+    );
     let files = |dir: &Path| std::fs::read_dir(dir).unwrap().count();
     let before = files(settings.parent().unwrap());
 
@@ -97,11 +108,49 @@ fn dry_run_then_install_then_nothing_to_do() {
         &["--no-service", "--agent", "backend-engineer"],
     );
     assert!(text(&again).contains("already there"), "{}", text(&again));
+    assert!(
+        text(&again).contains("Codex hooks are on already"),
+        "{}",
+        text(&again)
+    );
     assert!(!text(&again).contains("written"));
     assert_eq!(files(settings.parent().unwrap()), before);
     assert_eq!(
         serde_json::from_str::<Value>(&std::fs::read_to_string(&settings).unwrap()).unwrap(),
         merged
+    );
+}
+
+#[test]
+fn codex_config_keeps_the_users_settings() {
+    let home = tempfile::tempdir().unwrap();
+    let config = home.path().join(".codex/config.toml");
+    std::fs::create_dir_all(config.parent().unwrap()).unwrap();
+    let mine = "model = \"gpt-5-codex\"\n\n[features]\nweb_search_request = true\n";
+    std::fs::write(&config, mine).unwrap();
+    let out = install(home.path(), &["--no-service"]);
+    assert!(out.status.success(), "{}", text(&out));
+    assert_eq!(
+        std::fs::read_to_string(&config).unwrap(),
+        "model = \"gpt-5-codex\"\n\n[features]\ncodex_hooks = true\nweb_search_request = true\n"
+    );
+    let backups = std::fs::read_dir(config.parent().unwrap())
+        .unwrap()
+        .filter_map(Result::ok)
+        .filter(|e| {
+            e.file_name()
+                .to_string_lossy()
+                .starts_with("config.toml.memd-backup-")
+        })
+        .count();
+    assert_eq!(backups, 1);
+    // Hooks turned off on purpose: said, not overridden.
+    std::fs::write(&config, "[features]\ncodex_hooks = false\n").unwrap();
+    let out = install(home.path(), &["--no-service"]);
+    assert!(text(&out).contains("left as it is"), "{}", text(&out));
+    assert_eq!(
+        std::fs::read_to_string(&config).unwrap(),
+        "[features]\ncodex_hooks = false\n"
     );
 }
 
