@@ -65,6 +65,57 @@ pub struct SessionAudit {
     pub processed: bool,
     /// Unix seconds of the last change.
     pub updated_at: i64,
+    /// How many of `shown`, from the first, have been judged: an item is
+    /// judged once, by the first evaluation after it was shown.
+    pub judged: u32,
+}
+
+/// A session audit as stored before `judged` existed; read and converted,
+/// so no audit is lost to the upgrade.
+#[derive(Deserialize)]
+struct SessionAuditBeforeJudged {
+    shown: Vec<String>,
+    tags: Vec<String>,
+    repo: Option<String>,
+    transcript: Option<String>,
+    ended: bool,
+    evaluated_bytes: u64,
+    processed: bool,
+    updated_at: i64,
+}
+
+impl From<SessionAuditBeforeJudged> for SessionAudit {
+    fn from(old: SessionAuditBeforeJudged) -> Self {
+        // A session evaluated before had every item it showed judged then
+        // (or is unknowable): none of them is judged twice.
+        let judged = if old.evaluated_bytes > 0 || old.processed {
+            old.shown.len() as u32
+        } else {
+            0
+        };
+        SessionAudit {
+            shown: old.shown,
+            tags: old.tags,
+            repo: old.repo,
+            transcript: old.transcript,
+            ended: old.ended,
+            evaluated_bytes: old.evaluated_bytes,
+            processed: old.processed,
+            updated_at: old.updated_at,
+            judged,
+        }
+    }
+}
+
+/// Decodes a stored session audit of either layout.
+fn decode_audit(bytes: &[u8]) -> Option<SessionAudit> {
+    postcard::from_bytes::<SessionAudit>(bytes)
+        .ok()
+        .or_else(|| {
+            postcard::from_bytes::<SessionAuditBeforeJudged>(bytes)
+                .ok()
+                .map(SessionAudit::from)
+        })
 }
 
 /// A change to learned state, written in one transaction.
@@ -296,7 +347,7 @@ impl Store {
         let mut out = Vec::new();
         for entry in txn.open_table(SESSIONS)?.iter()? {
             let (key, value) = entry?;
-            if let Ok(audit) = postcard::from_bytes(value.value()) {
+            if let Some(audit) = decode_audit(value.value()) {
                 out.push((key.value().to_string(), audit));
             }
         }
@@ -407,6 +458,49 @@ mod tests {
             items: load.items,
             errors: load.errors,
         }
+    }
+
+    #[test]
+    fn audits_stored_before_judged_existed_are_read() {
+        // The earlier layout, field for field.
+        #[derive(Serialize)]
+        struct Old<'a> {
+            shown: &'a [&'a str],
+            tags: &'a [&'a str],
+            repo: Option<&'a str>,
+            transcript: Option<&'a str>,
+            ended: bool,
+            evaluated_bytes: u64,
+            processed: bool,
+            updated_at: i64,
+        }
+        let old = |evaluated_bytes, processed| {
+            postcard::to_allocvec(&Old {
+                shown: &["P-1", "G-2"],
+                tags: &["rust"],
+                repo: Some("r"),
+                transcript: Some("/t.jsonl"),
+                ended: true,
+                evaluated_bytes,
+                processed,
+                updated_at: 9,
+            })
+            .unwrap()
+        };
+        let pending = decode_audit(&old(0, false)).unwrap();
+        assert_eq!(pending.shown, ["P-1", "G-2"]);
+        assert_eq!((pending.judged, pending.updated_at), (0, 9));
+        let evaluated = decode_audit(&old(120, true)).unwrap();
+        assert_eq!(evaluated.judged, 2);
+        // And the current layout round-trips as itself.
+        let now = SessionAudit {
+            judged: 1,
+            ..evaluated.clone()
+        };
+        assert_eq!(
+            decode_audit(&postcard::to_allocvec(&now).unwrap()),
+            Some(now)
+        );
     }
 
     #[test]

@@ -4,6 +4,8 @@
 
 mod common;
 
+use std::io::Write;
+
 use common::{stdout, Daemon, Sandbox};
 use serde_json::Value;
 
@@ -365,6 +367,85 @@ fn the_builtin_judge_finds_evidence_in_the_transcript() {
     let irrelevant = daemon.json(&["log", "G-13"]);
     let (score, _, neg) = tag_line(&irrelevant["ok"]["log"][0], "typescript");
     assert!((score + 0.3).abs() < 1e-9 && neg == 1, "{irrelevant}");
+}
+
+#[test]
+fn a_session_that_goes_on_after_an_evaluation_has_each_item_judged_once() {
+    let sandbox = Sandbox::new();
+    sandbox.write(
+        "gotchas.yaml",
+        "gotchas:\n  - {id: G-6, title: Postgres unique violations surface as error 23505, fix: Catch code 23505 to detect duplicates, category: db}\n  - {id: G-13, title: Safari caches 301 redirects forever, fix: Clear the browser cache between redirect experiments, category: browser}\n",
+    );
+    let transcript = sandbox.dir.path().join("session.jsonl");
+    std::fs::copy(fixture("transcript.jsonl"), &transcript).unwrap();
+    let daemon = Daemon::start(&sandbox);
+    let shown = |task: &str| {
+        let v = daemon.json(&[
+            "query",
+            "--task",
+            task,
+            "--tags",
+            "typescript",
+            "--session",
+            "g-1",
+        ]);
+        v["ok"]["answer"]["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|i| i["id"].as_str().unwrap().to_string())
+            .collect::<Vec<_>>()
+    };
+    let end = || {
+        daemon.json(&[
+            "session-end",
+            "g-1",
+            "--transcript",
+            transcript.to_str().unwrap(),
+        ])
+    };
+    assert_eq!(shown("postgres unique violation in the db"), ["G-6"]);
+    end();
+    daemon.json(&["evaluate"]);
+    assert_eq!(
+        tag_line(&daemon.json(&["log", "G-6"])["ok"]["log"][0], "typescript"),
+        (0.3, 1, 0)
+    );
+
+    // The session goes on (Codex records it after every turn): a new turn
+    // about something else, and a new item shown for it.
+    let mut file = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&transcript)
+        .unwrap();
+    writeln!(
+        file,
+        r#"{{"type":"user","message":{{"role":"user","content":"Now the marketing page: the old URL still redirects in Safari."}}}}"#
+    )
+    .unwrap();
+    writeln!(
+        file,
+        r#"{{"type":"assistant","message":{{"role":"assistant","content":[{{"type":"text","text":"Safari caches 301 redirects forever, so I cleared the browser cache between redirect experiments."}}]}}}}"#
+    )
+    .unwrap();
+    drop(file);
+    assert_eq!(shown("safari redirect browser cache"), ["G-13"]);
+    end();
+    let report = daemon.json(&["evaluate"]);
+    assert_eq!(
+        report["sessions"][0]["judged"], 1,
+        "only the new item: {report}"
+    );
+    // G-6 was judged once, on the turn it was shown for; the new text says
+    // nothing of it and does not count against it.
+    assert_eq!(
+        tag_line(&daemon.json(&["log", "G-6"])["ok"]["log"][0], "typescript"),
+        (0.3, 1, 0)
+    );
+    assert_eq!(
+        tag_line(&daemon.json(&["log", "G-13"])["ok"]["log"][0], "typescript"),
+        (0.3, 1, 0)
+    );
 }
 
 #[test]

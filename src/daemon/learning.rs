@@ -359,12 +359,14 @@ pub fn evaluate(
     };
     let mut report = EvaluateReport::default();
     for (id, audit) in chosen {
-        let offset = if force.is_some() {
-            0
+        // Forced: the whole transcript, every item shown. Otherwise what
+        // was added since the last evaluation, and the items shown since.
+        let (offset, first_item) = if force.is_some() {
+            (0, 0)
         } else {
-            audit.evaluated_bytes
+            (audit.evaluated_bytes, audit.judged as usize)
         };
-        let outcome = evaluate_one(shared, store, judge, &id, audit, offset);
+        let outcome = evaluate_one(shared, store, judge, &id, audit, offset, first_item);
         if outcome.problem.is_some() {
             // To the back of the queue, so one failing session does not
             // hold up the others.
@@ -383,31 +385,49 @@ fn evaluate_one(
     store: &Store,
     judge: &Judge,
     id: &str,
-    mut audit: SessionAudit,
+    audit: SessionAudit,
     offset: u64,
+    first_item: usize,
 ) -> SessionEvaluation {
     let problem = |judged: u32, why: String| SessionEvaluation {
         session_id: id.to_string(),
         judged,
         problem: Some(why),
     };
+    let mut done = Evaluated {
+        seen: audit.updated_at,
+        evaluated_bytes: audit.evaluated_bytes,
+        judged: audit.shown.len() as u32,
+    };
     let Some(path) = audit.transcript.clone() else {
-        audit.processed = true;
-        let _ = commit_session(shared, store, id, &audit, &[], None);
+        let _ = commit_session(shared, store, id, &done, &[], None);
         return problem(0, "no transcript was recorded for it; skipped".into());
     };
     let chunk = match transcript::read_from(std::path::Path::new(&path), offset) {
         Ok(chunk) => chunk,
         Err(err) => return problem(0, format!("cannot read the transcript {path}: {err}")),
     };
+    done.evaluated_bytes = chunk.next_offset;
     let items: Vec<ShownItem> = {
         let k = shared.read();
         audit
             .shown
             .iter()
+            .skip(first_item)
             .filter_map(|item| k.engine.get(item).map(|i| ShownItem::of(i)))
             .collect()
     };
+    if items.is_empty() {
+        // Nothing shown since the last evaluation: nothing to judge.
+        return match commit_session(shared, store, id, &done, &[], None) {
+            Ok(()) => SessionEvaluation {
+                session_id: id.to_string(),
+                judged: 0,
+                problem: None,
+            },
+            Err(err) => problem(0, format!("could not commit: {err}")),
+        };
+    }
     let text = crate::evaluate::excerpt(&chunk.turns);
     let input = JudgeInput {
         session_id: id,
@@ -420,17 +440,8 @@ fn evaluate_one(
         Ok(scores) => scores,
         Err(why) => return problem(0, why),
     };
-    audit.processed = true;
-    audit.evaluated_bytes = chunk.next_offset;
     let judged = scores.len() as u32;
-    match commit_session(
-        shared,
-        store,
-        id,
-        &audit,
-        &audit.tags.clone(),
-        Some(&scores),
-    ) {
+    match commit_session(shared, store, id, &done, &audit.tags, Some(&scores)) {
         Ok(()) => SessionEvaluation {
             session_id: id.to_string(),
             judged,
@@ -440,17 +451,40 @@ fn evaluate_one(
     }
 }
 
-/// Applies a session's judgements (evaluator weight 1.0) and its new audit:
-/// committed first, then made live.
+/// What an evaluation did to a session, applied to its live audit (which
+/// queries and hooks may have changed while the judge ran).
+struct Evaluated {
+    /// `updated_at` of the audit the evaluation read.
+    seen: i64,
+    /// Transcript bytes read so far.
+    evaluated_bytes: u64,
+    /// Items judged so far (a prefix of `shown`).
+    judged: u32,
+}
+
+/// Applies a session's judgements (evaluator weight 1.0) and what the
+/// evaluation did to its audit: committed first, then made live. The audit
+/// is the live one, so nothing shown or recorded meanwhile is lost; it stays
+/// pending if it changed while the judge ran.
 fn commit_session(
     shared: &Shared,
     store: &Store,
     id: &str,
-    audit: &SessionAudit,
+    done: &Evaluated,
     tags: &[String],
     scores: Option<&BTreeMap<String, f64>>,
 ) -> Result<(), crate::store::StoreError> {
     let mut k = shared.write();
+    // Knowledge, then sessions: the order every other path takes them in.
+    let mut sessions = shared.sessions();
+    let mut audit = sessions.get(id).cloned().unwrap_or_default();
+    audit.evaluated_bytes = done.evaluated_bytes;
+    audit.judged = audit.judged.max(done.judged.min(audit.shown.len() as u32));
+    // (`updated_at` is in seconds: a change within the same second still
+    // shows in a longer `shown`.)
+    if audit.updated_at == done.seen && audit.shown.len() as u32 == done.judged {
+        audit.processed = true;
+    }
     let mut scratch = Learned {
         tag_relevance: k.engine.learned().tag_relevance.clone(),
         pins: k.engine.learned().pins.clone(),
@@ -471,7 +505,7 @@ fn commit_session(
             .map(|(i, t, s)| (i.as_str(), t.as_str(), *s))
             .collect(),
         pins: pins.iter().map(|(i, p)| (i.as_str(), p.as_ref())).collect(),
-        sessions: vec![(id, audit)],
+        sessions: vec![(id, &audit)],
         ..LearnedWrite::default()
     };
     store.write_learned(&write)?;
@@ -479,6 +513,6 @@ fn commit_session(
     learned.tag_relevance = scratch.tag_relevance;
     learned.pins = scratch.pins;
     drop(k);
-    shared.sessions().insert(id.to_string(), audit.clone());
+    sessions.insert(id.to_string(), audit);
     Ok(())
 }
