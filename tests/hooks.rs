@@ -135,6 +135,35 @@ fn claude_code_session_from_start_to_end() {
         "{again:?}"
     );
 
+    // The context was compacted: what was injected at the start is gone
+    // from it, and comes again; the prompt's pattern does not.
+    let again_start = context(
+        &hook(
+            &daemon.socket,
+            "claude",
+            "SessionStart",
+            &fixture("claude-hooks.json", "SessionStart", &repo),
+        ),
+        "SessionStart",
+    );
+    assert!(
+        again_start.is_none_or(|c| !c.contains("Missing Zod validation")),
+        "a second start of the same session repeats nothing"
+    );
+    let compacted = context(
+        &hook(
+            &daemon.socket,
+            "claude",
+            "SessionStart",
+            &fixture("claude-hooks.json", "AfterCompact", &repo),
+        ),
+        "SessionStart",
+    )
+    .expect("experience again after a compaction");
+    assert!(compacted.contains("Missing Zod validation"), "{compacted}");
+    assert!(compacted.contains("## Pinned Lessons"), "{compacted}");
+    assert!(!compacted.contains("P-14"));
+
     for trivial in ["Trivial", "Subagent"] {
         let out = hook(
             &daemon.socket,

@@ -9,6 +9,10 @@
 //! (SessionEnd). Both get `{"hookSpecificOutput": {"hookEventName",
 //! "additionalContext"}}`.
 //!
+//! SessionStart after a compaction (`source: "compact"`) injects the
+//! experience and pinned lessons again, the compacted context having lost
+//! them.
+//!
 //! Codex has no SessionEnd: its `Stop` (the end of each turn) records the
 //! session instead, so a session is ready for evaluation after any turn and
 //! its transcript is read on from where the last evaluation stopped.
@@ -143,7 +147,14 @@ pub fn run(
     };
     let request = match event.as_str() {
         "SessionStart" => {
-            RequestBody::Query(query(String::new(), vec![Kind::Experience, Kind::Lesson]))
+            let mut start = query(String::new(), vec![Kind::Experience, Kind::Lesson]);
+            // After a compaction the agent's context no longer holds what
+            // memd injected: ask without the session, so what it was shown
+            // is not held back (it is in the session's audit already).
+            if text("source").as_deref() == Some("compact") {
+                start.session_id = None;
+            }
+            RequestBody::Query(start)
         }
         "UserPromptSubmit" => {
             let prompt = text("prompt").unwrap_or_default();
