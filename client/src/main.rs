@@ -3,7 +3,6 @@
 //! sends one postcard frame and prints the answer, as text or `--json`.
 
 mod client;
-mod codex_config;
 mod env_tags;
 mod hook;
 mod install;
@@ -44,15 +43,18 @@ Usage:
   memctl install [--project DIR] [--dry-run] [--no-service] [--agent ROLE]
                               add memd's hooks to Claude Code's settings.json
                               (user, or the project's) and Codex's hooks file,
-                              and install the service unit; idempotent, with
-                              backups of edited files
+                              turn Codex's hooks on, and install the service
+                              unit; idempotent, with backups of edited files
+                              (--json: each step as JSON)
   memctl hook claude|codex [EVENT] [--agent ROLE]
                               for agent hooks: reads the hook's JSON on stdin
-                              (SessionStart, UserPromptSubmit, SessionEnd) and
-                              prints the context to inject; always exits 0
+                              (SessionStart, UserPromptSubmit, SessionEnd;
+                              Codex's Stop) and prints the context to inject;
+                              always exits 0
 
 Every command takes --json (print the daemon's answer as JSON) and
---socket PATH (default: $MEMD_SOCKET, else $XDG_RUNTIME_DIR/memd/memd.sock).
+--socket PATH (default: $MEMD_SOCKET, else $XDG_RUNTIME_DIR/memd/memd.sock,
+else on macOS $TMPDIR/memd.sock, else $TMPDIR/memd-$USER/memd.sock).
 --config and --data-dir are accepted for command lines shared with memd.
 
 Query options: --task TEXT, --agent ROLE, --product NAME, --repo NAME|PATH,
@@ -382,8 +384,14 @@ fn install(args: &Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
         memctl,
         socket: memd::protocol::socket_path(args.socket.clone()),
     };
-    for line in install::install(&options)? {
-        println!("{line}");
+    let steps = install::install(&options)?;
+    if args.json {
+        let steps: Vec<_> = steps.iter().map(install::Step::to_json).collect();
+        println!("{}", serde_json::to_string_pretty(&steps)?);
+    } else {
+        for step in &steps {
+            println!("{step}");
+        }
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -155,6 +155,31 @@ fn codex_config_keeps_the_users_settings() {
 }
 
 #[test]
+fn json_output_lists_each_step() {
+    let home = tempfile::tempdir().unwrap();
+    let out = install(home.path(), &["--dry-run", "--no-service", "--json"]);
+    assert!(out.status.success(), "{}", text(&out));
+    let steps: Value = serde_json::from_str(&text(&out)).expect("JSON");
+    let steps = steps.as_array().unwrap();
+    let targets: Vec<&str> = steps
+        .iter()
+        .map(|s| s["target"].as_str().unwrap())
+        .collect();
+    assert!(targets[0].ends_with(".claude/settings.json"), "{targets:?}");
+    assert!(targets[1].ends_with(".codex/hooks.json"), "{targets:?}");
+    assert!(targets[2].ends_with(".codex/config.toml"), "{targets:?}");
+    for step in steps {
+        assert_eq!(step["outcome"], "would_write", "{step}");
+    }
+    let settings: Value = serde_json::from_str(steps[0]["content"].as_str().unwrap()).unwrap();
+    assert!(settings["hooks"]["SessionStart"].is_array());
+    assert!(
+        !home.path().join(".claude").exists(),
+        "a dry run writes nothing"
+    );
+}
+
+#[test]
 fn a_broken_settings_file_is_left_alone() {
     let home = tempfile::tempdir().unwrap();
     let settings = home.path().join(".claude/settings.json");

@@ -5,6 +5,11 @@
 //! `features = {...}` table, or `codex_hooks` set to something else), the
 //! user is told what to write instead.
 
+use std::path::Path;
+
+use super::files::write_file;
+use super::{Outcome, Step};
+
 /// The setting that turns hooks on.
 const SETTING: &str = "codex_hooks = true";
 
@@ -81,6 +86,23 @@ pub fn enable_hooks(text: &str) -> Edit {
         }
     }
     Edit::Changed(out.join("\n") + "\n")
+}
+
+/// Turns Codex CLI's hooks on in its config, which they need to run.
+pub fn enable_codex_hooks(path: &Path, dry_run: bool) -> Result<Step, String> {
+    let text = match std::fs::read_to_string(path) {
+        Ok(text) => text,
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => String::new(),
+        Err(err) => return Err(format!("{}: {err}", path.display())),
+    };
+    match enable_hooks(&text) {
+        Edit::Unchanged => Ok(Step::new(path, Outcome::HooksOn)),
+        Edit::Changed(new) => write_file(path, &new, dry_run),
+        Edit::Refused(why) => Ok(Step {
+            detail: Some(why),
+            ..Step::new(path, Outcome::LeftAlone)
+        }),
+    }
 }
 
 #[cfg(test)]

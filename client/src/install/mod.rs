@@ -1,0 +1,215 @@
+//! `memctl install`: memd's hooks into Claude Code's `settings.json` (user
+//! or project) and Codex CLI's hooks file, Codex's hooks turned on, and the
+//! service unit for the platform. Idempotent: a second run changes nothing.
+//! A file that is changed is backed up first; `--dry-run` shows the changes
+//! and writes nothing.
+//!
+//! - [`hooks`]: merging the hooks into a harness's JSON settings.
+//! - [`codex_config`]: `codex_hooks = true` in Codex's `config.toml`.
+//! - [`service`]: systemd units or the LaunchAgent.
+//! - [`files`]: backed-up, atomic writes.
+
+mod codex_config;
+mod files;
+mod hooks;
+mod service;
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use serde_json::{json, Value};
+
+/// What to install.
+pub struct Options {
+    pub home: PathBuf,
+    /// Project-level Claude Code settings in this repository, instead of
+    /// the user's.
+    pub project: Option<PathBuf>,
+    pub dry_run: bool,
+    pub service: bool,
+    /// `--agent ROLE` passed to the hooks.
+    pub agent: Option<String>,
+    /// The `memctl` and `memd` the hooks and units should run.
+    pub memctl: PathBuf,
+    pub memd: PathBuf,
+    /// The socket `memctl` talks to, which the LaunchAgent has launchd
+    /// create.
+    pub socket: PathBuf,
+}
+
+/// What became of one file or command.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    /// The file was written (and the old one backed up, if any).
+    Written,
+    /// The file already had this content.
+    Unchanged,
+    /// `--dry-run`: it would be written with the content shown.
+    WouldWrite,
+    /// memd's hooks are in the settings already.
+    AlreadyThere,
+    /// Codex's hooks are on already.
+    HooksOn,
+    /// The file is not one memd can safely edit; the detail says what to do.
+    LeftAlone,
+    /// The service-manager command ran.
+    Ran,
+    /// The service-manager command failed; the detail says why.
+    CouldNotRun,
+}
+
+impl Outcome {
+    /// The outcome's name in `--json` output.
+    fn name(self) -> &'static str {
+        match self {
+            Outcome::Written => "written",
+            Outcome::Unchanged => "unchanged",
+            Outcome::WouldWrite => "would_write",
+            Outcome::AlreadyThere => "already_there",
+            Outcome::HooksOn => "hooks_on",
+            Outcome::LeftAlone => "left_alone",
+            Outcome::Ran => "ran",
+            Outcome::CouldNotRun => "could_not_run",
+        }
+    }
+}
+
+/// One step of the install: a file or a command, and what became of it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Step {
+    /// The file, or the command line.
+    pub target: String,
+    pub outcome: Outcome,
+    /// Why, or what to do, where there is something to say.
+    pub detail: Option<String>,
+    /// Where the old file was copied before it was replaced.
+    pub backup: Option<PathBuf>,
+    /// With `--dry-run`: what would be written.
+    pub content: Option<String>,
+}
+
+impl Step {
+    fn new(target: impl Into<Target>, outcome: Outcome) -> Step {
+        Step {
+            target: target.into().0,
+            outcome,
+            detail: None,
+            backup: None,
+            content: None,
+        }
+    }
+
+    /// The step for `memctl install --json`.
+    pub fn to_json(&self) -> Value {
+        json!({
+            "target": self.target,
+            "outcome": self.outcome.name(),
+            "detail": self.detail,
+            "backup": self.backup,
+            "content": self.content,
+        })
+    }
+}
+
+/// A step's target: a path or a command line.
+struct Target(String);
+
+impl From<&Path> for Target {
+    fn from(path: &Path) -> Self {
+        Target(path.display().to_string())
+    }
+}
+
+impl From<&PathBuf> for Target {
+    fn from(path: &PathBuf) -> Self {
+        Target(path.display().to_string())
+    }
+}
+
+impl From<String> for Target {
+    fn from(line: String) -> Self {
+        Target(line)
+    }
+}
+
+impl fmt::Display for Step {
+    /// One line (and, for a dry run, the content that would be written).
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let target = &self.target;
+        match self.outcome {
+            Outcome::Written => write!(f, "{target}: written")?,
+            Outcome::Unchanged => write!(f, "{target}: unchanged")?,
+            Outcome::WouldWrite => write!(f, "{target}: would write")?,
+            Outcome::AlreadyThere => write!(f, "{target}: memd's hooks are already there")?,
+            Outcome::HooksOn => write!(f, "{target}: Codex hooks are on already")?,
+            Outcome::LeftAlone => write!(f, "{target}: left as it is")?,
+            Outcome::Ran => write!(f, "ran: {target}")?,
+            Outcome::CouldNotRun => write!(f, "could not run `{target}`")?,
+        }
+        if let Some(detail) = &self.detail {
+            write!(f, ": {detail}")?;
+        }
+        if let Some(backup) = &self.backup {
+            write!(f, " (backup: {})", backup.display())?;
+        }
+        if let Some(content) = &self.content {
+            write!(f, "\n{}", content.trim_end())?;
+        }
+        Ok(())
+    }
+}
+
+/// Runs the whole install; returns its steps in order.
+pub fn install(options: &Options) -> Result<Vec<Step>, String> {
+    let mut done = Vec::new();
+    let claude = match &options.project {
+        Some(repo) => repo.join(".claude/settings.json"),
+        None => options.home.join(".claude/settings.json"),
+    };
+    done.push(hooks::install_hooks(&claude, options, "claude")?);
+    if options.project.is_none() {
+        done.push(hooks::install_hooks(
+            &options.home.join(".codex/hooks.json"),
+            options,
+            "codex",
+        )?);
+        done.push(codex_config::enable_codex_hooks(
+            &options.home.join(".codex/config.toml"),
+            options.dry_run,
+        )?);
+    }
+    if options.service {
+        done.extend(service::install_service(options)?);
+    }
+    Ok(done)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn steps_read_as_lines_and_as_json() {
+        let step = Step {
+            backup: Some(PathBuf::from("/h/s.json.memd-backup-1")),
+            ..Step::new(Path::new("/h/s.json"), Outcome::Written)
+        };
+        assert_eq!(
+            step.to_string(),
+            "/h/s.json: written (backup: /h/s.json.memd-backup-1)"
+        );
+        assert_eq!(step.to_json()["outcome"], "written");
+        assert_eq!(step.to_json()["backup"], "/h/s.json.memd-backup-1");
+        let failed = Step {
+            detail: Some("no bus: run it yourself".into()),
+            ..Step::new(
+                "systemctl --user daemon-reload".to_string(),
+                Outcome::CouldNotRun,
+            )
+        };
+        assert_eq!(
+            failed.to_string(),
+            "could not run `systemctl --user daemon-reload`: no bus: run it yourself"
+        );
+    }
+}
