@@ -10,8 +10,10 @@
 //! - [`engine`]: the in-memory knowledge base, selection per kind.
 //! - [`render`]: the injection block in the seeds' formats, within budget.
 //! - [`store`]: redb persistence of files, items, projects, learned state.
-//! - [`evaluate`]: transcripts and judges for the evaluator.
-//! - [`daemon`]: `memd serve`: the socket server, file watching, state.
+//! - [`evaluate`]: transcripts (Claude Code, Codex CLI) and judges for the
+//!   evaluator.
+//! - [`daemon`]: `memd serve`: socket activation, the socket server, file
+//!   watching, state.
 //! - [`config`]: the `memd.toml` file.
 //! - [`time`]: instants as Unix seconds.
 
