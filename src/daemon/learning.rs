@@ -400,6 +400,7 @@ fn evaluate_one(
         judged: audit.shown.len() as u32,
     };
     let Some(path) = audit.transcript.clone() else {
+        // Without a transcript nothing can be judged: the session is done.
         let _ = commit_session(shared, store, id, &done, &[], None);
         return problem(0, "no transcript was recorded for it; skipped".into());
     };
@@ -475,7 +476,8 @@ fn commit_session(
     scores: Option<&BTreeMap<String, f64>>,
 ) -> Result<(), crate::store::StoreError> {
     let mut k = shared.write();
-    // Knowledge, then sessions: the order every other path takes them in.
+    // Knowledge, then sessions: no other path holds the sessions while it
+    // takes the knowledge, so this cannot deadlock.
     let mut sessions = shared.sessions();
     let mut audit = sessions.get(id).cloned().unwrap_or_default();
     audit.evaluated_bytes = done.evaluated_bytes;
