@@ -446,6 +446,27 @@ fn a_session_that_goes_on_after_an_evaluation_has_each_item_judged_once() {
         tag_line(&daemon.json(&["log", "G-13"])["ok"]["log"][0], "typescript"),
         (0.3, 1, 0)
     );
+    // What was judged is remembered across a restart: nothing is pending,
+    // and the session ending once more judges nothing again.
+    let mut daemon = daemon;
+    daemon.stop();
+    let daemon = Daemon::start(&sandbox);
+    assert_eq!(
+        daemon.json(&["status"])["ok"]["status"]["pending_evaluations"],
+        0
+    );
+    daemon.json(&[
+        "session-end",
+        "g-1",
+        "--transcript",
+        transcript.to_str().unwrap(),
+    ]);
+    let report = daemon.json(&["evaluate"]);
+    assert_eq!(report["sessions"][0]["judged"], 0, "{report}");
+    assert_eq!(
+        tag_line(&daemon.json(&["log", "G-6"])["ok"]["log"][0], "typescript"),
+        (0.3, 1, 0)
+    );
 }
 
 #[test]

@@ -157,7 +157,7 @@ impl Handler {
     }
 
     /// Records what an answer showed: the session's audit (in memory now,
-    /// durably by the indexer thread), the tags each item was shown with,
+    /// durably by the indexer thread, which writes it as it then is), the tags each item was shown with,
     /// and the lessons shown for the match-count auto-pin.
     fn record(&self, query: &Query, answer: &crate::protocol::Answer) {
         if answer.items.is_empty() {
@@ -201,7 +201,7 @@ impl Handler {
                 }
                 audit.processed = false;
                 audit.updated_at = crate::time::now();
-                (id.to_string(), audit.clone())
+                id.to_string()
             });
         let lessons = answer
             .items

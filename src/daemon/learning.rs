@@ -165,11 +165,16 @@ pub fn session_end(
 pub fn record_shown(
     shared: &Shared,
     store: &Store,
-    session: Option<(String, SessionAudit)>,
+    session: Option<String>,
     lessons: Vec<String>,
     tags: Vec<String>,
 ) {
     let mut k = shared.write();
+    // The audit as it is now, written under the sessions' lock like every
+    // other audit write: a later change (an evaluation, a session end) can
+    // never be overwritten in the store by this older one.
+    let sessions = shared.sessions();
+    let session = session.and_then(|id| sessions.get(&id).cloned().map(|audit| (id, audit)));
     let learned = k.engine.learned_mut();
     let mut counts = Vec::new();
     let mut pins = Vec::new();

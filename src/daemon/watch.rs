@@ -43,10 +43,11 @@ pub enum Message {
     Reload(Sender<ReindexReport>),
     /// Register a project (a repository path), load its roots, then answer.
     Register(PathBuf, Sender<()>),
-    /// A query's answer to record: the session's audit, and the lessons
-    /// shown with the query's tags (for the match-count auto-pin).
+    /// A query's answer to record: the session whose audit to persist (as
+    /// it is when written), and the lessons shown with the query's tags
+    /// (for the match-count auto-pin).
     Shown {
-        session: Option<(String, crate::store::SessionAudit)>,
+        session: Option<String>,
         lessons: Vec<String>,
         tags: Vec<String>,
     },
