@@ -19,6 +19,11 @@ use super::{query_now, Engine, QueryError};
 const CUTOFFS: &str = "cut-offs: >= 0.55 for 3, >= 0.30 for 2, >= 0.12 for 1";
 
 /// An optional value for people: the value, or `none`.
+/// Dimension A of seed 000's rubric, as the explanation says it.
+fn task_reason(sim: f64, points: u8) -> String {
+    format!("A task match: similarity {sim:.2} -> {points}/3 ({CUTOFFS})")
+}
+
 fn one(value: Option<&String>) -> &str {
     value.map_or("none", String::as_str)
 }
@@ -83,10 +88,7 @@ pub(super) fn explain(
             }
             put("similarity", sim);
             score = Some(f64::from(s.total()));
-            reasons.push(format!(
-                "A task match: similarity {sim:.2} -> {}/3 ({CUTOFFS})",
-                s.task
-            ));
+            reasons.push(task_reason(sim, s.task));
             reasons.push(format!(
                 "B product: learned from {}, applies to {}, stack {}; query product {}, tags {} -> {}/2",
                 one(p.learned_from.product.as_ref()),
@@ -143,10 +145,7 @@ pub(super) fn explain(
             put("role", f64::from(s.role));
             put("similarity", sim);
             score = Some(f64::from(s.total()));
-            reasons.push(format!(
-                "A task match: similarity {sim:.2} -> {}/3 ({CUTOFFS})",
-                s.task
-            ));
+            reasons.push(task_reason(sim, s.task));
             reasons.push(format!(
                 "C role: roles {}, adjacent {}; agent {} -> {}/2",
                 list(&a.roles),
