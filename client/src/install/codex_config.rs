@@ -40,7 +40,7 @@ fn header(line: &str) -> Option<String> {
 
 /// Turns hooks on in `text`, the current `config.toml` (empty if none).
 pub fn enable_hooks(text: &str) -> Edit {
-    let lines: Vec<&str> = text.lines().collect();
+    let mut lines: Vec<&str> = text.lines().collect();
     // None: the top level, before any table.
     let mut table: Option<String> = None;
     let mut features_at = None;
@@ -74,18 +74,17 @@ pub fn enable_hooks(text: &str) -> Edit {
             ))
         };
     }
-    let mut out: Vec<&str> = lines.clone();
     match features_at {
-        Some(i) => out.insert(i + 1, SETTING),
+        Some(i) => lines.insert(i + 1, SETTING),
         None => {
-            if out.last().is_some_and(|l| !l.trim().is_empty()) {
-                out.push("");
+            if lines.last().is_some_and(|l| !l.trim().is_empty()) {
+                lines.push("");
             }
-            out.push("[features]");
-            out.push(SETTING);
+            lines.push("[features]");
+            lines.push(SETTING);
         }
     }
-    Edit::Changed(out.join("\n") + "\n")
+    Edit::Changed(lines.join("\n") + "\n")
 }
 
 /// Turns Codex CLI's hooks on in its config, which they need to run.
