@@ -1,0 +1,587 @@
+//! Does learning make what is injected better? A simulated team plays
+//! sessions through the real `memctl hook claude` and the real daemon, and
+//! the same workload runs once per arm:
+//!
+//! - `off`: nothing is learned;
+//! - `evaluate`: `memctl evaluate` after each session, with an external
+//!   judge that answers from the hidden truth and gets 20% of its verdicts
+//!   wrong;
+//! - `batch`: the same judge, `memctl evaluate` every 10 sessions;
+//! - `feedback`: direct feedback (`memctl feedback`) on each lesson shown,
+//!   with the same 20% of wrong verdicts.
+//!
+//! Phases: 120 sessions over ten repositories (precision and recall are
+//! read over sessions 61-120); then a drift, where in one repository the
+//! lessons that helped on one topic go stale and two that did not become
+//! relevant, and 30 sessions there that each touch the topic (sessions
+//! until the stale ones stop showing and the new ones show). Then, on a
+//! fresh daemon per arm, 120 sessions from one repository only: the share of
+//! injected lessons that are on the prompt's topic, and how many lessons
+//! pinned themselves.
+//!
+//! `cargo bench --bench learning` (three seeds); `-- quick` for one seed,
+//! `-- seeds N`, `-- arms off,evaluate`.
+
+#[path = "../corpus/mod.rs"]
+mod corpus;
+mod judge;
+mod world;
+
+use std::collections::BTreeSet;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use corpus::Rng;
+use memd::config::Config;
+use memd::engine::{Engine, GLOBAL};
+use serde_json::{json, Value};
+use world::{Lesson, Repo};
+
+/// Share of the judge's verdicts that are wrong, in percent.
+const JUDGE_ERROR_PERCENT: u64 = 20;
+/// Sessions of the first phase, and the first one measured.
+const SESSIONS: usize = 120;
+const MEASURED_FROM: usize = 61;
+/// Sessions after the drift.
+const DRIFT_SESSIONS: usize = 30;
+/// `memctl evaluate` every this many sessions in the batch arm.
+const BATCH: usize = 10;
+/// Search hits a relevant lesson must be among to count as reachable.
+const REACH: usize = 10;
+
+#[derive(Clone, Copy, PartialEq, Debug)]
+enum Arm {
+    Off,
+    Evaluate,
+    Batch,
+    Feedback,
+}
+
+impl Arm {
+    fn name(self) -> &'static str {
+        match self {
+            Arm::Off => "off",
+            Arm::Evaluate => "evaluate",
+            Arm::Batch => "batch",
+            Arm::Feedback => "feedback",
+        }
+    }
+}
+
+/// The relevance flip of the drift phase, in one repository.
+struct Drift {
+    repo: usize,
+    topic: usize,
+    /// Relevant before, not after.
+    stale: Vec<String>,
+    /// Not relevant before, relevant after.
+    fresh: Vec<String>,
+}
+
+/// One daemon with its directories, and the world it serves.
+struct Run<'w> {
+    arm: Arm,
+    dir: tempfile::TempDir,
+    daemon: Child,
+    socket: PathBuf,
+    memctl: PathBuf,
+    repos: &'w [Repo],
+    lessons: &'w [Lesson],
+    engine: &'w Engine,
+    drift: Option<Drift>,
+    seed: u64,
+}
+
+/// What one session showed and how it scored.
+#[derive(Default)]
+struct Outcome {
+    shown: usize,
+    relevant_shown: usize,
+    prompt_shown: usize,
+    on_topic: usize,
+    reachable: usize,
+    reached: usize,
+    ids: BTreeSet<String>,
+}
+
+fn memctl_path() -> PathBuf {
+    let status = Command::new(env!("CARGO"))
+        .args(["build", "--release", "-q", "-p", "memctl"])
+        .status()
+        .expect("cargo runs");
+    assert!(status.success(), "building memctl failed");
+    PathBuf::from(env!("CARGO_BIN_EXE_memd")).with_file_name("memctl")
+}
+
+/// Lesson ids in an injected block (`- text [ID]` lines).
+fn ids_in(block: &str) -> Vec<String> {
+    block
+        .lines()
+        .filter(|l| l.starts_with("- ") && l.ends_with(']'))
+        .filter_map(|l| {
+            l.rsplit_once('[')
+                .map(|(_, id)| id.trim_end_matches(']').to_string())
+        })
+        .collect()
+}
+
+impl<'w> Run<'w> {
+    fn start(
+        arm: Arm,
+        seed: u64,
+        memctl: &Path,
+        repos: &'w [Repo],
+        lessons: &'w [Lesson],
+        engine: &'w Engine,
+    ) -> Run<'w> {
+        let dir = tempfile::tempdir().unwrap();
+        world::write_repos(&dir.path().join("repos"), repos);
+        world::write_lessons(&dir.path().join("knowledge"), lessons);
+        let socket = dir.path().join("memd.sock");
+        let judge = std::env::current_exe().unwrap();
+        let config = dir.path().join("memd.toml");
+        std::fs::write(
+            &config,
+            format!(
+                "roots = []\n[daemon]\nlog = \"warn\"\n[evaluator]\ncommand = [{:?}, \"judge\", {:?}, \"{JUDGE_ERROR_PERCENT}\"]\ntimeout_ms = 20000\n",
+                judge.display().to_string(),
+                dir.path().join("truth").display().to_string(),
+            ),
+        )
+        .unwrap();
+        let daemon = Command::new(env!("CARGO_BIN_EXE_memd"))
+            .arg("serve")
+            .arg("--config")
+            .arg(&config)
+            .arg("--data-dir")
+            .arg(dir.path().join("data"))
+            .arg("--socket")
+            .arg(&socket)
+            .arg("--root")
+            .arg(dir.path().join("knowledge"))
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let run = Run {
+            arm,
+            dir,
+            daemon,
+            socket,
+            memctl: memctl.to_path_buf(),
+            repos,
+            lessons,
+            engine,
+            drift: None,
+            seed,
+        };
+        let started = Instant::now();
+        while !run.memctl(&["ping"]).status.success() {
+            assert!(
+                started.elapsed() < Duration::from_secs(60),
+                "memd did not start"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        run
+    }
+
+    fn memctl(&self, args: &[&str]) -> std::process::Output {
+        Command::new(&self.memctl)
+            .args(args)
+            .env("MEMD_SOCKET", &self.socket)
+            .output()
+            .unwrap()
+    }
+
+    /// Runs one hook through the real `memctl hook claude EVENT`; returns
+    /// the lesson ids it injected.
+    fn hook(&self, event: &str, input: Value) -> Vec<String> {
+        let mut child = Command::new(&self.memctl)
+            .args(["hook", "claude", event])
+            .env("MEMD_SOCKET", &self.socket)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(input.to_string().as_bytes())
+            .unwrap();
+        let out = child.wait_with_output().unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        let Ok(v) = serde_json::from_str::<Value>(text.trim()) else {
+            return Vec::new();
+        };
+        ids_in(
+            v["hookSpecificOutput"]["additionalContext"]
+                .as_str()
+                .unwrap_or(""),
+        )
+    }
+
+    fn relevant(&self, lesson: &Lesson, repo: usize, topic: usize) -> bool {
+        if let Some(d) = &self.drift {
+            if d.repo == repo {
+                if d.stale.contains(&lesson.id) {
+                    return false;
+                }
+                if d.fresh.contains(&lesson.id) {
+                    return lesson.topic == topic;
+                }
+            }
+        }
+        lesson.relevant(&self.repos[repo], topic)
+    }
+
+    fn lesson(&self, id: &str) -> Option<&'w Lesson> {
+        self.lessons.iter().find(|l| l.id == id)
+    }
+
+    /// Plays one session: SessionStart, one UserPromptSubmit per prompt
+    /// (with the agent's reply in the transcript), SessionEnd; then
+    /// whatever this arm learns from.
+    fn session(&self, n: usize, repo: usize, prompts: &[(usize, String)]) -> Outcome {
+        let id = format!("{}-{}-{n}", self.arm.name(), self.seed);
+        let cwd = self
+            .dir
+            .path()
+            .join("repos")
+            .join(self.repos[repo].name)
+            .join("src");
+        let transcript = self.dir.path().join(format!("{id}.jsonl"));
+        let base = |event: &str| {
+            json!({
+                "session_id": id,
+                "transcript_path": transcript.display().to_string(),
+                "cwd": cwd.display().to_string(),
+                "hook_event_name": event,
+            })
+        };
+        // The truth the judge answers from: relevant to any of its prompts.
+        let relevant: Vec<&str> = self
+            .lessons
+            .iter()
+            .filter(|l| prompts.iter().any(|(t, _)| self.relevant(l, repo, *t)))
+            .map(|l| l.id.as_str())
+            .collect();
+        let mut truth = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(self.dir.path().join("truth"))
+            .unwrap();
+        writeln!(truth, "{id}\t{}", relevant.join(",")).unwrap();
+
+        let mut out = Outcome::default();
+        let mut start = base("SessionStart");
+        start["source"] = json!("startup");
+        for lesson in self.hook("SessionStart", start) {
+            let l = self.lesson(&lesson).unwrap();
+            out.shown += 1;
+            out.relevant_shown += usize::from(relevant.contains(&l.id.as_str()));
+            out.ids.insert(lesson);
+        }
+        let mut lines = String::new();
+        let mut reachable = BTreeSet::new();
+        for (topic, prompt) in prompts {
+            let mut input = base("UserPromptSubmit");
+            input["prompt"] = json!(prompt);
+            let shown = self.hook("UserPromptSubmit", input);
+            for lesson in &shown {
+                let l = self.lesson(lesson).unwrap();
+                out.shown += 1;
+                out.prompt_shown += 1;
+                out.relevant_shown += usize::from(self.relevant(l, repo, *topic));
+                out.on_topic += usize::from(l.topic == *topic);
+                out.ids.insert(lesson.clone());
+            }
+            for hit in self.engine.search(prompt, REACH, GLOBAL) {
+                if let Some(l) = self.lesson(&hit.id) {
+                    if self.relevant(l, repo, *topic) {
+                        reachable.insert(hit.id);
+                    }
+                }
+            }
+            lines.push_str(&format!(
+                "{}\n{}\n",
+                json!({"type": "user", "message": {"role": "user", "content": prompt}}),
+                json!({"type": "assistant", "message": {"role": "assistant", "content": [{"type": "text", "text": "I looked into it and changed the code."}]}}),
+            ));
+        }
+        std::fs::write(&transcript, lines).unwrap();
+        out.reachable = reachable.len();
+        out.reached = reachable.iter().filter(|r| out.ids.contains(*r)).count();
+        self.hook("SessionEnd", base("SessionEnd"));
+
+        match self.arm {
+            Arm::Off => {}
+            Arm::Evaluate => self.evaluate(),
+            Arm::Batch if n % BATCH == 0 => self.evaluate(),
+            Arm::Batch => {}
+            Arm::Feedback => {
+                for lesson in &out.ids {
+                    let mut yes = relevant.contains(&lesson.as_str());
+                    if judge::wrong(&id, lesson, JUDGE_ERROR_PERCENT) {
+                        yes = !yes;
+                    }
+                    let verdict = if yes { "--relevant" } else { "--irrelevant" };
+                    let done = self.memctl(&["feedback", lesson, verdict]);
+                    assert!(done.status.success(), "feedback failed: {done:?}");
+                }
+            }
+        }
+        out
+    }
+
+    fn evaluate(&self) {
+        let done = self.memctl(&["evaluate", "--json"]);
+        if std::env::var_os("MEMD_BENCH_DEBUG").is_some() {
+            eprintln!("{}", String::from_utf8_lossy(&done.stdout));
+        }
+        assert!(
+            done.status.success(),
+            "evaluate failed: {}",
+            String::from_utf8_lossy(&done.stdout)
+        );
+    }
+
+    /// Lessons pinned by a rule rather than by hand.
+    fn auto_pinned(&self) -> usize {
+        let log = self.memctl(&["log", "--json"]);
+        let v: Value = serde_json::from_slice(&log.stdout).unwrap_or(Value::Null);
+        v["ok"]["log"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|e| e["pinned"].as_str().is_some_and(|p| p.starts_with("auto")))
+            .count()
+    }
+
+    fn stop(mut self) {
+        let _ = Command::new("kill")
+            .args(["-TERM", &self.daemon.id().to_string()])
+            .status();
+        let _ = self.daemon.wait();
+    }
+}
+
+/// The sessions of a phase: a repository and two or three prompts on its
+/// topics each; `only` keeps every session in one repository.
+fn workload(
+    rng: &mut Rng,
+    repos: &[Repo],
+    sessions: usize,
+    only: Option<usize>,
+) -> Vec<(usize, Vec<(usize, String)>)> {
+    (0..sessions)
+        .map(|_| {
+            let repo = only.unwrap_or_else(|| rng.zipf(repos.len()));
+            let topics = &repos[repo].topics;
+            let prompts = (0..2 + rng.below(2))
+                .map(|_| {
+                    let t = topics[rng.zipf(topics.len())];
+                    (t, world::prompt(rng, t))
+                })
+                .collect();
+            (repo, prompts)
+        })
+        .collect()
+}
+
+#[derive(Default, Clone)]
+struct Tally {
+    shown: usize,
+    relevant: usize,
+    prompt_shown: usize,
+    on_topic: usize,
+    reachable: usize,
+    reached: usize,
+}
+
+impl Tally {
+    fn merge(&mut self, t: &Tally) {
+        self.shown += t.shown;
+        self.relevant += t.relevant;
+        self.prompt_shown += t.prompt_shown;
+        self.on_topic += t.on_topic;
+        self.reachable += t.reachable;
+        self.reached += t.reached;
+    }
+    fn add(&mut self, o: &Outcome) {
+        self.shown += o.shown;
+        self.relevant += o.relevant_shown;
+        self.prompt_shown += o.prompt_shown;
+        self.on_topic += o.on_topic;
+        self.reachable += o.reachable;
+        self.reached += o.reached;
+    }
+    fn precision(&self) -> f64 {
+        self.relevant as f64 / self.shown.max(1) as f64
+    }
+    fn recall(&self) -> f64 {
+        self.reached as f64 / self.reachable.max(1) as f64
+    }
+    fn on_topic(&self) -> f64 {
+        self.on_topic as f64 / self.prompt_shown.max(1) as f64
+    }
+}
+
+/// What one arm measured on one seed.
+#[derive(Default, Clone)]
+struct Figures {
+    measured: Tally,
+    stale_last: usize,
+    fresh_first: Vec<Option<usize>>,
+    one_repo: Tally,
+    one_repo_pins: usize,
+}
+
+fn run_arm(arm: Arm, seed: u64, memctl: &Path) -> Figures {
+    let mut rng = Rng(seed);
+    let repos = world::repos(&mut rng);
+    let lessons = world::lessons(&mut rng, &repos);
+    let knowledge = tempfile::tempdir().unwrap();
+    world::write_lessons(knowledge.path(), &lessons);
+    let mut engine = Engine::new(&Config::default());
+    engine.load_roots(&[knowledge.path().to_path_buf()]);
+    let phase1 = workload(&mut rng, &repos, SESSIONS, None);
+    let mut figures = Figures::default();
+
+    let mut run = Run::start(arm, seed, memctl, &repos, &lessons, &engine);
+    for (n, (repo, prompts)) in phase1.iter().enumerate() {
+        let o = run.session(n + 1, *repo, prompts);
+        if n + 1 >= MEASURED_FROM {
+            figures.measured.add(&o);
+        }
+    }
+    // The drift: in the first repository, on its first topic, what helped
+    // goes stale and two lessons written for other stacks become relevant.
+    let (drift_repo, drift_topic) = (0, repos[0].topics[0]);
+    let stale: Vec<String> = lessons
+        .iter()
+        .filter(|l| l.relevant(&repos[drift_repo], drift_topic))
+        .map(|l| l.id.clone())
+        .collect();
+    let fresh: Vec<String> = lessons
+        .iter()
+        .filter(|l| l.topic == drift_topic && !l.obsolete && !l.scope.covers(&repos[drift_repo]))
+        .take(2)
+        .map(|l| l.id.clone())
+        .collect();
+    run.drift = Some(Drift {
+        repo: drift_repo,
+        topic: drift_topic,
+        stale: stale.clone(),
+        fresh: fresh.clone(),
+    });
+    figures.fresh_first = vec![None; fresh.len()];
+    let others = &repos[drift_repo].topics;
+    for n in 1..=DRIFT_SESSIONS {
+        let d = run.drift.as_ref().unwrap();
+        let other = others[1 + rng.below(others.len() - 1)];
+        let prompts = vec![
+            (d.topic, world::prompt(&mut rng, d.topic)),
+            (other, world::prompt(&mut rng, other)),
+        ];
+        let o = run.session(SESSIONS + n, drift_repo, &prompts);
+        if stale.iter().any(|s| o.ids.contains(s)) {
+            figures.stale_last = n;
+        }
+        for (i, f) in fresh.iter().enumerate() {
+            if figures.fresh_first[i].is_none() && o.ids.contains(f) {
+                figures.fresh_first[i] = Some(n);
+            }
+        }
+    }
+    run.stop();
+
+    // One repository only, on a fresh daemon.
+    let one_repo = workload(&mut rng, &repos, SESSIONS, Some(0));
+    let run = Run::start(arm, seed + 1000, memctl, &repos, &lessons, &engine);
+    for (n, (repo, prompts)) in one_repo.iter().enumerate() {
+        let o = run.session(n + 1, *repo, prompts);
+        figures.one_repo.add(&o);
+    }
+    figures.one_repo_pins = run.auto_pinned();
+    run.stop();
+    figures
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if args.first().map(String::as_str) == Some("judge") {
+        judge::run(&args[1], args[2].parse().unwrap());
+        return;
+    }
+    let mut seeds = if args.iter().any(|a| a == "quick") {
+        1
+    } else {
+        3
+    };
+    let mut arms = vec![Arm::Off, Arm::Evaluate, Arm::Batch, Arm::Feedback];
+    for pair in args.windows(2) {
+        match pair[0].as_str() {
+            "seeds" => seeds = pair[1].parse().unwrap(),
+            "arms" => {
+                arms = [Arm::Off, Arm::Evaluate, Arm::Batch, Arm::Feedback]
+                    .into_iter()
+                    .filter(|a| pair[1].split(',').any(|n| n == a.name()))
+                    .collect()
+            }
+            _ => {}
+        }
+    }
+    let memctl = memctl_path();
+    println!(
+        "learning efficacy: 200 lessons, 10 repositories, judge error {JUDGE_ERROR_PERCENT}%, {seeds} seed(s)"
+    );
+    println!(
+        "{:<9} {:>9} {:>7} {:>9} | {:>10} {:>10} | {:>12} {:>9}",
+        "arm",
+        "precision",
+        "recall",
+        "on-topic",
+        "stale-stop",
+        "fresh-show",
+        "1-repo topic",
+        "1-repo pins"
+    );
+    for arm in arms {
+        let started = Instant::now();
+        let all: Vec<Figures> = (1..=seeds).map(|s| run_arm(arm, s, &memctl)).collect();
+        let mut measured = Tally::default();
+        let mut one = Tally::default();
+        for f in &all {
+            measured.merge(&f.measured);
+            one.merge(&f.one_repo);
+        }
+        let stale = all.iter().map(|f| f.stale_last).max().unwrap_or(0);
+        let fresh = all
+            .iter()
+            .flat_map(|f| f.fresh_first.iter())
+            .map(|f| f.map_or("never".to_string(), |n| n.to_string()))
+            .collect::<Vec<_>>()
+            .join(",");
+        let pins = all
+            .iter()
+            .map(|f| f.one_repo_pins.to_string())
+            .collect::<Vec<_>>()
+            .join(",");
+        println!(
+            "{:<9} {:>9.3} {:>7.3} {:>9.3} | {:>10} {:>10} | {:>12.3} {:>9}   ({:.0?})",
+            arm.name(),
+            measured.precision(),
+            measured.recall(),
+            measured.on_topic(),
+            stale,
+            fresh,
+            one.on_topic(),
+            pins,
+            started.elapsed()
+        );
+    }
+}
