@@ -320,7 +320,7 @@ impl<'w> Run<'w> {
         match self.arm {
             Arm::Off => {}
             Arm::Evaluate => self.evaluate(),
-            Arm::Batch if n % BATCH == 0 => self.evaluate(),
+            Arm::Batch if n.is_multiple_of(BATCH) => self.evaluate(),
             Arm::Batch => {}
             Arm::Feedback => {
                 for lesson in &out.ids {
