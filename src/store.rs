@@ -11,7 +11,9 @@ use std::path::{Path, PathBuf};
 use redb::{Database, ReadableDatabase, ReadableTable, TableDefinition};
 use serde::{Deserialize, Serialize};
 
+use crate::engine::Pin;
 use crate::knowledge::{Diagnostic, FileKind, Item};
+use crate::scoring::tag_relevance::TagScore;
 
 /// redb's page cache. The store is read once at start-up and written a
 /// file at a time, so a small cache costs nothing and keeps the daemon's
@@ -33,7 +35,9 @@ const APPLICATIONS: Table = TableDefinition::new("applications");
 const PINS: Table = TableDefinition::new("pins");
 const MATCHES: Table = TableDefinition::new("matches");
 const SESSIONS: Table = TableDefinition::new("sessions");
-const ALL_TABLES: [Table; 8] = [
+/// Sessions seen per context (sorted tags joined by `,`).
+const CONTEXTS: Table = TableDefinition::new("contexts");
+const ALL_TABLES: [Table; 9] = [
     META,
     FILES,
     PROJECTS,
@@ -42,6 +46,7 @@ const ALL_TABLES: [Table; 8] = [
     PINS,
     MATCHES,
     SESSIONS,
+    CONTEXTS,
 ];
 
 /// Separates the parts of a composite key (item, tag).
@@ -118,15 +123,39 @@ fn decode_audit(bytes: &[u8]) -> Option<SessionAudit> {
         })
 }
 
+/// A tag score as stored before it had `at`; read as evidence of age 0.
+#[derive(Deserialize)]
+struct TagScoreBeforeAt {
+    score: f64,
+    positive: u32,
+    negative: u32,
+}
+
+/// Decodes a stored tag score of either layout.
+fn decode_tag_score(bytes: &[u8]) -> Option<TagScore> {
+    postcard::from_bytes::<TagScore>(bytes).ok().or_else(|| {
+        postcard::from_bytes::<TagScoreBeforeAt>(bytes)
+            .ok()
+            .map(|old| TagScore {
+                score: old.score,
+                positive: old.positive,
+                negative: old.negative,
+                at: 0,
+            })
+    })
+}
+
 /// A change to learned state, written in one transaction.
 #[derive(Debug, Default)]
 pub struct LearnedWrite<'a> {
-    pub tag_scores: Vec<(&'a str, &'a str, crate::scoring::tag_relevance::TagScore)>,
+    pub tag_scores: Vec<(&'a str, &'a str, TagScore)>,
     pub applications: Vec<(&'a str, &'a crate::engine::Applications)>,
-    /// `None` removes the pin.
-    pub pins: Vec<(&'a str, Option<&'a crate::engine::Pin>)>,
+    /// An item's automatic pins, all of them (empty: none).
+    pub pins: Vec<(&'a str, &'a [Pin])>,
     pub matches: Vec<(&'a str, &'a str, u32)>,
     pub sessions: Vec<(&'a str, &'a SessionAudit)>,
+    /// A context's session count.
+    pub contexts: Vec<(&'a str, u64)>,
 }
 
 /// A file as stored: enough to tell whether it changed, and its contents.
@@ -267,14 +296,25 @@ impl Store {
                 table.insert(*item, postcard::to_allocvec(applications)?.as_slice())?;
             }
             let mut table = txn.open_table(PINS)?;
-            for (item, pin) in &write.pins {
-                match pin {
-                    Some(pin) => {
-                        table.insert(*item, postcard::to_allocvec(pin)?.as_slice())?;
-                    }
-                    None => {
-                        table.remove(*item)?;
-                    }
+            for (item, pins) in &write.pins {
+                // Keyed by item and scope; a key of the item alone is a
+                // pin stored before pins were scoped.
+                let prefix = format!("{item}{KEY_SEP}");
+                let stale: Vec<String> = table
+                    .range(prefix.as_str()..)?
+                    .map_while(|e| {
+                        e.ok()
+                            .map(|(k, _)| k.value().to_string())
+                            .filter(|k| k.starts_with(&prefix))
+                    })
+                    .collect();
+                for key in &stale {
+                    table.remove(key.as_str())?;
+                }
+                table.remove(*item)?;
+                for pin in pins.iter() {
+                    let key = format!("{prefix}{}", pin.tags.join(","));
+                    table.insert(key.as_str(), postcard::to_allocvec(pin)?.as_slice())?;
                 }
             }
             let mut table = txn.open_table(MATCHES)?;
@@ -285,6 +325,10 @@ impl Store {
             let mut table = txn.open_table(SESSIONS)?;
             for (id, audit) in &write.sessions {
                 table.insert(*id, postcard::to_allocvec(audit)?.as_slice())?;
+            }
+            let mut table = txn.open_table(CONTEXTS)?;
+            for (context, sessions) in &write.contexts {
+                table.insert(*context, postcard::to_allocvec(sessions)?.as_slice())?;
             }
         }
         txn.commit()?;
@@ -302,8 +346,8 @@ impl Store {
         };
         for entry in txn.open_table(TAG_RELEVANCE)?.iter()? {
             let (key, value) = entry?;
-            if let (Some((item, tag)), Ok(score)) =
-                (split(key.value()), postcard::from_bytes(value.value()))
+            if let (Some((item, tag)), Some(score)) =
+                (split(key.value()), decode_tag_score(value.value()))
             {
                 learned
                     .tag_relevance
@@ -322,9 +366,27 @@ impl Store {
         }
         for entry in txn.open_table(PINS)?.iter()? {
             let (key, value) = entry?;
-            if let Ok(pin) = postcard::from_bytes(value.value()) {
-                learned.pins.insert(key.value().to_string(), pin);
+            let item = key.value().split(KEY_SEP).next().unwrap_or_default();
+            if let Ok(pin) = postcard::from_bytes::<Pin>(value.value()) {
+                // An automatic pin for every context is what pins were
+                // before they were scoped: it is not carried over.
+                if pin.manual || !pin.tags.is_empty() {
+                    learned.pins.entry(item.to_string()).or_default().push(pin);
+                }
             }
+        }
+        match txn.open_table(CONTEXTS) {
+            Ok(table) => {
+                for entry in table.iter()? {
+                    let (key, value) = entry?;
+                    if let Ok(sessions) = postcard::from_bytes::<u64>(value.value()) {
+                        learned.set_context(key.value().to_string(), sessions);
+                    }
+                }
+            }
+            // A database from before contexts were counted.
+            Err(redb::TableError::TableDoesNotExist(_)) => {}
+            Err(e) => return Err(e.into()),
         }
         for entry in txn.open_table(MATCHES)?.iter()? {
             let (key, value) = entry?;

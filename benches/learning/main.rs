@@ -339,9 +339,6 @@ impl<'w> Run<'w> {
 
     fn evaluate(&self) {
         let done = self.memctl(&["evaluate", "--json"]);
-        if std::env::var_os("MEMD_BENCH_DEBUG").is_some() {
-            eprintln!("{}", String::from_utf8_lossy(&done.stdout));
-        }
         assert!(
             done.status.success(),
             "evaluate failed: {}",
@@ -438,6 +435,8 @@ struct Figures {
     fresh_first: Vec<Option<usize>>,
     one_repo: Tally,
     one_repo_pins: usize,
+    /// Precision in each quarter of the one-repository run.
+    one_repo_curve: Vec<f64>,
 }
 
 fn run_arm(arm: Arm, seed: u64, memctl: &Path) -> Figures {
@@ -502,12 +501,15 @@ fn run_arm(arm: Arm, seed: u64, memctl: &Path) -> Figures {
     // One repository only, on a fresh daemon.
     let one_repo = workload(&mut rng, &repos, SESSIONS, Some(0));
     let run = Run::start(arm, seed + 1000, memctl, &repos, &lessons, &engine);
+    let mut curve = vec![Tally::default(); 4];
     for (n, (repo, prompts)) in one_repo.iter().enumerate() {
         let o = run.session(n + 1, *repo, prompts);
         figures.one_repo.add(&o);
+        curve[n * 4 / SESSIONS].add(&o);
     }
     figures.one_repo_pins = run.auto_pinned();
     run.stop();
+    figures.one_repo_curve = curve.iter().map(Tally::precision).collect();
     figures
 }
 
@@ -540,15 +542,16 @@ fn main() {
         "learning efficacy: 200 lessons, 10 repositories, judge error {JUDGE_ERROR_PERCENT}%, {seeds} seed(s)"
     );
     println!(
-        "{:<9} {:>9} {:>7} {:>9} | {:>10} {:>10} | {:>12} {:>9}",
+        "{:<9} {:>9} {:>7} {:>9} | {:>10} {:>10} | {:>11} {:>12} {:>9} | 1-repo by quarter",
         "arm",
         "precision",
         "recall",
         "on-topic",
         "stale-stop",
         "fresh-show",
+        "1-repo prec",
         "1-repo topic",
-        "1-repo pins"
+        "1-repo pins",
     );
     for arm in arms {
         let started = Instant::now();
@@ -571,16 +574,24 @@ fn main() {
             .map(|f| f.one_repo_pins.to_string())
             .collect::<Vec<_>>()
             .join(",");
+        let quarters: Vec<String> = (0..4)
+            .map(|q| {
+                let mean = all.iter().map(|f| f.one_repo_curve[q]).sum::<f64>() / all.len() as f64;
+                format!("{mean:.2}")
+            })
+            .collect();
         println!(
-            "{:<9} {:>9.3} {:>7.3} {:>9.3} | {:>10} {:>10} | {:>12.3} {:>9}   ({:.0?})",
+            "{:<9} {:>9.3} {:>7.3} {:>9.3} | {:>10} {:>10} | {:>11.3} {:>12.3} {:>9} | {} ({:.0?})",
             arm.name(),
             measured.precision(),
             measured.recall(),
             measured.on_topic(),
             stale,
             fresh,
+            one.precision(),
             one.on_topic(),
             pins,
+            quarters.join(" "),
             started.elapsed()
         );
     }

@@ -157,10 +157,13 @@ impl Handler {
     }
 
     /// Records what an answer showed: the session's audit (in memory now,
-    /// durably by the indexer thread, which writes it as it then is), the tags each item was shown with,
-    /// and the lessons shown for the match-count auto-pin.
+    /// durably by the indexer thread, which writes it as it then is), the
+    /// tags each item was shown with, the lessons shown for the match-count
+    /// auto-pin, and a session's first query (which ticks its context's
+    /// session clock, even when nothing is shown).
     fn record(&self, query: &Query, answer: &crate::protocol::Answer) {
-        if answer.items.is_empty() {
+        let session_id = query.session_id.as_deref().filter(|s| !s.is_empty());
+        if answer.items.is_empty() && session_id.is_none() {
             return;
         }
         let tags: Vec<String> = query
@@ -169,6 +172,33 @@ impl Handler {
             .map(|t| t.trim().to_lowercase())
             .filter(|t| !t.is_empty())
             .collect();
+        let mut new_session = false;
+        let session = session_id.map(|id| {
+            let mut sessions = self.shared.sessions();
+            new_session = !sessions.contains_key(id);
+            let audit = sessions.entry(id.to_string()).or_default();
+            for item in &answer.items {
+                if !audit.shown.contains(&item.id) {
+                    audit.shown.push(item.id.clone());
+                }
+            }
+            for tag in &tags {
+                if !audit.tags.contains(tag) {
+                    audit.tags.push(tag.clone());
+                }
+            }
+            if audit.repo.is_none() {
+                audit.repo = query.repo.clone().or_else(|| query.cwd.clone());
+            }
+            if !answer.items.is_empty() || new_session {
+                audit.processed = false;
+                audit.updated_at = crate::time::now();
+            }
+            id.to_string()
+        });
+        if answer.items.is_empty() && !new_session {
+            return;
+        }
         {
             let mut last = self
                 .shared
@@ -179,30 +209,6 @@ impl Handler {
                 last.insert(item.id.clone(), tags.clone());
             }
         }
-        let session = query
-            .session_id
-            .as_deref()
-            .filter(|s| !s.is_empty())
-            .map(|id| {
-                let mut sessions = self.shared.sessions();
-                let audit = sessions.entry(id.to_string()).or_default();
-                for item in &answer.items {
-                    if !audit.shown.contains(&item.id) {
-                        audit.shown.push(item.id.clone());
-                    }
-                }
-                for tag in &tags {
-                    if !audit.tags.contains(tag) {
-                        audit.tags.push(tag.clone());
-                    }
-                }
-                if audit.repo.is_none() {
-                    audit.repo = query.repo.clone().or_else(|| query.cwd.clone());
-                }
-                audit.processed = false;
-                audit.updated_at = crate::time::now();
-                id.to_string()
-            });
         let lessons = answer
             .items
             .iter()
@@ -211,6 +217,7 @@ impl Handler {
             .collect();
         let _ = self.indexer.send(Message::Shown {
             session,
+            new_session,
             lessons,
             tags,
         });

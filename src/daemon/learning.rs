@@ -54,48 +54,80 @@ pub fn feedback(
         learned.tag_relevance.get(id).cloned(),
         learned.pins.get(id).cloned(),
     );
-    let (updated, change) = learned.judge(id, &tags, raw, FEEDBACK_WEIGHT);
-    let pin = learned.pins.get(id).cloned();
+    let (updated, changes) = learned.judge(id, &tags, raw, FEEDBACK_WEIGHT);
+    let changed: Vec<String> = if changes.is_empty() {
+        Vec::new()
+    } else {
+        vec![id.to_string()]
+    };
+    let (pins, matches) = pin_state(learned, &changed);
     let write = LearnedWrite {
         tag_scores: updated.iter().map(|(t, s)| (id, t.as_str(), *s)).collect(),
-        pins: if change.is_some() {
-            vec![(id, pin.as_ref())]
-        } else {
-            Vec::new()
-        },
+        pins: pins
+            .iter()
+            .map(|(i, p)| (i.as_str(), p.as_slice()))
+            .collect(),
+        matches: matches
+            .iter()
+            .map(|(i, c, n)| (i.as_str(), c.as_str(), *n))
+            .collect(),
         ..LearnedWrite::default()
     };
     if let Err(err) = store.write_learned(&write) {
         restore(learned, id, before);
         return internal(err);
     }
-    if let Some(change) = change {
-        tracing::info!(
-            "{id}: {}",
-            if change == PinChange::Pinned {
-                "auto-pinned"
-            } else {
-                "auto-unpinned"
-            }
-        );
-    }
+    log_pin_changes(id, &changes);
     Response::ok(Reply::Judged(entry(&k.engine, id)))
 }
 
-fn restore(
-    learned: &mut Learned,
-    id: &str,
-    before: (
-        Option<std::collections::HashMap<String, TagScore>>,
-        Option<Pin>,
-    ),
-) {
+/// The pins and match counts of items whose pins changed, to be stored.
+type PinState = (Vec<(String, Vec<Pin>)>, Vec<(String, String, u32)>);
+
+fn pin_state(learned: &Learned, changed: &[String]) -> PinState {
+    let pins = changed
+        .iter()
+        .map(|item| (item.clone(), learned.pins_of(item).to_vec()))
+        .collect();
+    let matches = changed
+        .iter()
+        .flat_map(|item| {
+            learned
+                .matches
+                .get(item)
+                .into_iter()
+                .flatten()
+                .map(move |(c, n)| (item.clone(), c.clone(), *n))
+        })
+        .collect();
+    (pins, matches)
+}
+
+fn log_pin_changes(id: &str, changes: &[PinChange]) {
+    for change in changes {
+        match change {
+            PinChange::Pinned(tags) => {
+                tracing::info!("{id}: auto-pinned for [{}]", tags.join(", "))
+            }
+            PinChange::Unpinned(tags) => {
+                tracing::info!("{id}: auto-unpinned for [{}]", tags.join(", "))
+            }
+        }
+    }
+}
+
+type Before = (
+    Option<std::collections::HashMap<String, TagScore>>,
+    Option<Vec<Pin>>,
+);
+
+fn restore(learned: &mut Learned, id: &str, before: Before) {
     match before.0 {
         Some(scores) => learned.tag_relevance.insert(id.to_string(), scores),
         None => learned.tag_relevance.remove(id),
     };
     match before.1 {
-        Some(pin) => learned.pins.insert(id.to_string(), pin),
+        Some(pins) => learned.pins.insert(id.to_string(), pins),
         None => learned.pins.remove(id),
     };
 }
@@ -160,12 +192,14 @@ pub fn session_end(
     })
 }
 
-/// Records what a query showed a session, and counts lessons shown for the
-/// match-count auto-pin. Runs on the indexer thread.
+/// Records what a query showed a session: counts a new session in its
+/// context (the tags' session clocks), and counts lessons shown to a
+/// session for the match-count auto-pin. Runs on the indexer thread.
 pub fn record_shown(
     shared: &Shared,
     store: &Store,
     session: Option<String>,
+    new_session: bool,
     lessons: Vec<String>,
     tags: Vec<String>,
 ) {
@@ -176,17 +210,20 @@ pub fn record_shown(
     let sessions = shared.sessions();
     let session = session.and_then(|id| sessions.get(&id).cloned().map(|audit| (id, audit)));
     let learned = k.engine.learned_mut();
+    let context = new_session.then(|| learned.observe_session(&tags));
     let mut counts = Vec::new();
-    let mut pins = Vec::new();
-    for lesson in &lessons {
-        let (subset, count, pinned) = learned.shown(lesson, &tags);
-        counts.push((lesson.clone(), subset, count));
-        if pinned {
-            tracing::info!(
-                "{lesson}: auto-pinned after {count} matches for [{}]",
-                tags.join(", ")
-            );
-            pins.push((lesson.clone(), learned.pins.get(lesson).cloned()));
+    let mut pinned = Vec::new();
+    if session.is_some() {
+        for lesson in &lessons {
+            let (key, count, pin) = learned.shown(lesson, &tags);
+            counts.push((lesson.clone(), key, count));
+            if let Some(scope) = pin {
+                tracing::info!(
+                    "{lesson}: auto-pinned after {count} matches for [{}]",
+                    scope.join(", ")
+                );
+                pinned.push((lesson.clone(), learned.pins_of(lesson).to_vec()));
+            }
         }
     }
     let write = LearnedWrite {
@@ -194,8 +231,12 @@ pub fn record_shown(
             .iter()
             .map(|(l, s, c)| (l.as_str(), s.as_str(), *c))
             .collect(),
-        pins: pins.iter().map(|(l, p)| (l.as_str(), p.as_ref())).collect(),
+        pins: pinned
+            .iter()
+            .map(|(l, p)| (l.as_str(), p.as_slice()))
+            .collect(),
         sessions: session.iter().map(|(id, a)| (id.as_str(), a)).collect(),
+        contexts: context.iter().map(|(c, n)| (c.as_str(), *n)).collect(),
         ..LearnedWrite::default()
     };
     if let Err(err) = store.write_learned(&write) {
@@ -224,13 +265,19 @@ pub fn entry(engine: &crate::engine::Engine, id: &str) -> LogEntry {
         })
         .unwrap_or_default();
     tags.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.tag.cmp(&b.tag)));
-    let pinned = learned.pins.get(id).map(|p| {
-        let how = if p.manual { "manual" } else { "auto" };
-        if p.tags.is_empty() {
-            how.to_string()
-        } else {
-            format!("{how} for [{}]", p.tags.join(", "))
-        }
+    let pins = learned.pins_of(id);
+    let pinned = (!pins.is_empty()).then(|| {
+        pins.iter()
+            .map(|p| {
+                let how = if p.manual { "manual" } else { "auto" };
+                if p.tags.is_empty() {
+                    how.to_string()
+                } else {
+                    format!("{how} for [{}]", p.tags.join(", "))
+                }
+            })
+            .collect::<Vec<_>>()
+            .join("; ")
     });
     LogEntry {
         id: id.to_string(),
@@ -285,7 +332,7 @@ struct Export<'a> {
     memd_export: u32,
     tag_relevance: BTreeMap<&'a str, BTreeMap<&'a str, TagScore>>,
     applications: BTreeMap<&'a str, &'a Applications>,
-    pins: BTreeMap<&'a str, &'a Pin>,
+    pins: BTreeMap<&'a str, &'a [Pin]>,
 }
 
 /// All learned state as YAML, for backup or sharing in a repository.
@@ -309,7 +356,11 @@ pub fn export(shared: &Shared) -> Response {
             .iter()
             .map(|(k, v)| (k.as_str(), v))
             .collect(),
-        pins: learned.pins.iter().map(|(k, v)| (k.as_str(), v)).collect(),
+        pins: learned
+            .pins
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.as_slice()))
+            .collect(),
     };
     match serde_saphyr::to_string(&export) {
         Ok(yaml) => Response::ok(Reply::Exported(yaml)),
@@ -492,33 +543,37 @@ fn commit_session(
     if audit.updated_at == done.seen && audit.shown.len() as u32 == done.judged {
         audit.processed = true;
     }
-    let mut scratch = Learned {
-        tag_relevance: k.engine.learned().tag_relevance.clone(),
-        pins: k.engine.learned().pins.clone(),
-        ..Learned::default()
-    };
+    let mut scratch = k.engine.learned().clone();
     let mut tag_scores = Vec::new();
-    let mut pins = Vec::new();
+    let mut changed = Vec::new();
     for (item, raw) in scores.into_iter().flatten() {
-        let (updated, change) = scratch.judge(item, tags, *raw, EVALUATOR_WEIGHT);
+        let (updated, changes) = scratch.judge(item, tags, *raw, EVALUATOR_WEIGHT);
         tag_scores.extend(updated.into_iter().map(|(t, s)| (item.clone(), t, s)));
-        if change.is_some() {
-            pins.push((item.clone(), scratch.pins.get(item).cloned()));
+        log_pin_changes(item, &changes);
+        if !changes.is_empty() {
+            changed.push(item.clone());
         }
     }
+    let (pins, matches) = pin_state(&scratch, &changed);
     let write = LearnedWrite {
         tag_scores: tag_scores
             .iter()
             .map(|(i, t, s)| (i.as_str(), t.as_str(), *s))
             .collect(),
-        pins: pins.iter().map(|(i, p)| (i.as_str(), p.as_ref())).collect(),
+        pins: pins
+            .iter()
+            .map(|(i, p)| (i.as_str(), p.as_slice()))
+            .collect(),
+        matches: matches
+            .iter()
+            .map(|(i, c, n)| (i.as_str(), c.as_str(), *n))
+            .collect(),
         sessions: vec![(id, &audit)],
         ..LearnedWrite::default()
     };
     store.write_learned(&write)?;
     let learned = k.engine.learned_mut();
-    learned.tag_relevance = scratch.tag_relevance;
-    learned.pins = scratch.pins;
+    *learned = scratch;
     drop(k);
     sessions.insert(id.to_string(), audit);
     Ok(())

@@ -44,10 +44,12 @@ pub enum Message {
     /// Register a project (a repository path), load its roots, then answer.
     Register(PathBuf, Sender<()>),
     /// A query's answer to record: the session whose audit to persist (as
-    /// it is when written), and the lessons shown with the query's tags
-    /// (for the match-count auto-pin).
+    /// it is when written), whether this was the session's first query (its
+    /// context's session clock ticks), and the lessons shown with the
+    /// query's tags (for the match-count auto-pin).
     Shown {
         session: Option<String>,
+        new_session: bool,
         lessons: Vec<String>,
         tags: Vec<String>,
     },
@@ -143,6 +145,7 @@ impl Indexer {
                 }
                 Ok(Message::Shown {
                     session,
+                    new_session,
                     lessons,
                     tags,
                 }) => {
@@ -150,6 +153,7 @@ impl Indexer {
                         &self.shared,
                         &self.store,
                         session,
+                        new_session,
                         lessons,
                         tags,
                     );

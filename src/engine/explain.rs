@@ -8,7 +8,7 @@ use crate::knowledge::Body;
 use crate::protocol::{Explanation, Query};
 use crate::scoring::lesson::{self, MIN_TASK_SIMILARITY};
 use crate::scoring::rubric::{self, match_gotcha, score_anti_pattern, score_pattern};
-use crate::scoring::tag_relevance::{self, average_over_tags, verdict, TagVerdict};
+use crate::scoring::tag_relevance::{self, verdict, TagVerdict};
 use crate::scoring::{exemplar, learning, observation};
 use crate::time::{format_instant, SECS_PER_DAY, SECS_PER_HOUR};
 
@@ -185,31 +185,70 @@ pub(super) fn explain(
                     .to_string(),
                 Err(why) => format!("structural prerequisites: {why} (a hard gate)"),
             });
-            let scores = engine.learned().tag_scores(id);
-            let (avg, evals) = average_over_tags(facts.tags.iter().map(String::as_str), |tag| {
-                scores.and_then(|s| s.get(tag).copied())
-            });
-            put("tag_avg", avg);
-            put("tag_evals", f64::from(evals));
+            let learned = engine.learned();
+            let e = learned.evidence(id, &facts.tags);
+            put("tag_avg", e.avg);
+            put("tag_evals", e.evals);
+            put("tag_fresh_evals", e.fresh_evals);
             put("similarity", sim);
-            reasons.push(match verdict(avg, evals) {
+            let weights: Vec<String> = facts
+                .tags
+                .iter()
+                .map(|t| format!("{t} x{:.2}", learned.weight(t)))
+                .collect();
+            let over = format!(
+                "tag relevance over [{}] (weights: how well each tag tells contexts apart): average {:.3} over {:.1} judged sessions ({:.1} after fading with later sessions)",
+                weights.join(", "),
+                e.avg,
+                e.evals,
+                e.fresh_evals
+            );
+            reasons.push(match verdict(e) {
                 TagVerdict::Filtered => format!(
-                    "tag relevance over {}: average {avg:.3} over {evals} evaluations: filtered (>= {} evaluations and below {})",
-                    list(&facts.tags),
+                    "{over}: filtered (>= {} sessions and below {}); it gets another chance once its evidence fades",
                     tag_relevance::MIN_EVALS_FOR_FILTER,
                     tag_relevance::NEGATIVE_SCORE_THRESHOLD
                 ),
-                TagVerdict::Boost(b) => format!(
-                    "tag relevance over {}: average {avg:.3} over {evals} evaluations: kept, boost {b:+.5}",
-                    list(&facts.tags)
+                TagVerdict::Probation(b) => format!(
+                    "{over}: on probation: it was filtered here, its evidence has faded below {} sessions, so it may be shown again on a task match of {} points or more to be judged anew (boost {b:+.5})",
+                    tag_relevance::MIN_EVALS_FOR_FILTER,
+                    lesson::PROBATION_MIN_TASK_POINTS
                 ),
+                TagVerdict::Boost(b) => format!("{over}: kept, boost {b:+.5}"),
             });
-            let pinned = l.pinned || engine.learned().is_pinned(id, &facts.tags);
-            reasons.push(if pinned {
-                "pinned: shown first whenever the gate and the filter pass".to_string()
+            let pins = learned.pins_of(id);
+            let pinned_here = l.pinned || learned.is_pinned(id, &facts.tags);
+            let mut pin_lines: Vec<String> = pins
+                .iter()
+                .map(|p| {
+                    format!(
+                        "auto-pinned for [{}] ({})",
+                        p.tags.join(", "),
+                        if p.tags.iter().all(|t| facts.tags.contains(t)) {
+                            "applies here"
+                        } else {
+                            "not here"
+                        }
+                    )
+                })
+                .collect();
+            if l.pinned {
+                pin_lines.insert(0, "pinned in its file".to_string());
+            }
+            if !pin_lines.is_empty() {
+                reasons.push(pin_lines.join("; "));
+            }
+            let band = crate::scoring::rubric::task_points(sim);
+            put("task_band", f64::from(band));
+            reasons.push(if facts.query.task.trim().is_empty() {
+                if pinned_here {
+                    "no task (session start): pinned lessons are shown, at most 5".to_string()
+                } else {
+                    "no task (session start): only pinned lessons are shown".to_string()
+                }
             } else {
                 format!(
-                    "task similarity {sim:.2}: {} the candidate threshold {MIN_TASK_SIMILARITY}; candidates are ranked by RRF of the lexical and tag rankings, at most 3",
+                    "task similarity {sim:.2} (band {band}): {} the candidate threshold {MIN_TASK_SIMILARITY}, pinned or not; the task band orders first, then RRF of the lexical and tag rankings plus the boost, at most 3",
                     if sim >= MIN_TASK_SIMILARITY { "meets" } else { "below" }
                 )
             });

@@ -9,7 +9,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::scoring::learning::update_effectiveness;
 use crate::scoring::tag_relevance::{
-    auto_pin_by_matches, auto_pin_by_relevance, auto_unpin, average_over_tags, TagScore,
+    auto_pin_by_matches, auto_pin_by_relevance, auto_unpin, evidence, tag_weight, Evidence,
+    TagEvidence, TagScore,
 };
 
 /// A pin: by hand, or by one of seed 001's rules.
@@ -17,8 +18,9 @@ use crate::scoring::tag_relevance::{
 pub struct Pin {
     /// Pinned by a person: never auto-unpinned.
     pub manual: bool,
-    /// The pin applies where the query has all these tags (the match-count
-    /// rule pins for a tag subset); empty: everywhere.
+    /// The pin applies where the query has all these tags: the informative
+    /// tags of the context it was earned in. Empty: everywhere (only a
+    /// manual pin).
     pub tags: Vec<String>,
 }
 
@@ -75,8 +77,18 @@ impl Applications {
 /// What a judgement changed about pins.
 #[derive(Debug, Clone, PartialEq)]
 pub enum PinChange {
-    Pinned,
-    Unpinned,
+    /// Pinned for these tags.
+    Pinned(Vec<String>),
+    /// Unpinned for these tags.
+    Unpinned(Vec<String>),
+}
+
+/// A context: its sorted, distinct tags joined by `,`.
+pub fn context_key(tags: &[String]) -> String {
+    let mut sorted: Vec<&str> = tags.iter().map(String::as_str).collect();
+    sorted.sort_unstable();
+    sorted.dedup();
+    sorted.join(",")
 }
 
 /// Learned state, keyed by item id.
@@ -86,11 +98,16 @@ pub struct Learned {
     pub tag_relevance: HashMap<String, HashMap<String, TagScore>>,
     /// Applications per item.
     pub applications: HashMap<String, Applications>,
-    /// Pins per item.
-    pub pins: HashMap<String, Pin>,
-    /// Times each item was shown for each tag set (sorted tags joined by
-    /// `,`), for the match-count auto-pin.
+    /// Automatic pins per item, each for the tags it was earned on.
+    pub pins: HashMap<String, Vec<Pin>>,
+    /// Times each item was shown to a session in each context (a
+    /// [`context_key`]), for the match-count auto-pin.
     pub matches: HashMap<String, HashMap<String, u32>>,
+    /// Sessions seen per context ([`context_key`]).
+    contexts: HashMap<String, u64>,
+    /// Per tag: contexts that have it, and sessions seen with it (the tag's
+    /// session clock). Derived from `contexts`.
+    tag_stats: HashMap<String, (u32, u64)>,
 }
 
 impl Learned {
@@ -132,91 +149,182 @@ impl Learned {
         self.applications.get(item).and_then(|a| a.effectiveness)
     }
 
-    /// Whether `item` is pinned for a query with `tags`.
-    pub fn is_pinned(&self, item: &str, tags: &[String]) -> bool {
-        if self.pins.is_empty() {
-            return false;
-        }
-        self.pins
-            .get(item)
-            .is_some_and(|pin| pin.tags.iter().all(|t| tags.contains(t)))
+    /// Counts one session in the context of `tags`; returns the context's
+    /// key and its session count, for the store.
+    pub fn observe_session(&mut self, tags: &[String]) -> (String, u64) {
+        let key = context_key(tags);
+        let count = self.contexts.get(&key).copied().unwrap_or(0) + 1;
+        self.set_context(key.clone(), count);
+        (key, count)
     }
 
-    /// `(avg, evals)` of `item` over `tags` (seed 001).
-    pub fn average(&self, item: &str, tags: &[String]) -> (f64, u32) {
+    /// Sets a context's session count (from the store, or a new session).
+    pub fn set_context(&mut self, key: String, sessions: u64) {
+        let before = self.contexts.insert(key.clone(), sessions);
+        let added = sessions.saturating_sub(before.unwrap_or(0));
+        for tag in key.split(',').filter(|t| !t.is_empty()) {
+            let stats = self.tag_stats.entry(tag.to_string()).or_default();
+            stats.0 += u32::from(before.is_none());
+            stats.1 += added;
+        }
+    }
+
+    /// Contexts seen, with their session counts.
+    pub fn contexts(&self) -> &HashMap<String, u64> {
+        &self.contexts
+    }
+
+    /// How much `tag` tells contexts apart ([`tag_weight`]).
+    pub fn weight(&self, tag: &str) -> f64 {
+        let df = self.tag_stats.get(tag).map_or(0, |s| s.0);
+        tag_weight(df, self.contexts.len() as u32)
+    }
+
+    /// Sessions seen with `tag`.
+    pub fn clock(&self, tag: &str) -> u64 {
+        self.tag_stats.get(tag).map_or(0, |s| s.1)
+    }
+
+    /// The tags of `tags` that tell contexts apart; all of them when none
+    /// does. Automatic pins are scoped to these.
+    pub fn informative(&self, tags: &[String]) -> Vec<String> {
+        let mut out: Vec<String> = tags
+            .iter()
+            .filter(|t| self.weight(t) > 0.0)
+            .cloned()
+            .collect();
+        if out.is_empty() {
+            out = tags.to_vec();
+        }
+        out.sort();
+        out.dedup();
+        out
+    }
+
+    /// What was learned about `item` in the context of `tags`.
+    pub fn evidence(&self, item: &str, tags: &[String]) -> Evidence {
         let scores = self.tag_scores(item);
-        average_over_tags(tags.iter().map(String::as_str), |tag| {
-            scores.and_then(|s| s.get(tag).copied())
-        })
+        evidence(tags.iter().map(|tag| TagEvidence {
+            weight: self.weight(tag),
+            score: scores.and_then(|s| s.get(tag).copied()),
+            clock: self.clock(tag),
+        }))
+    }
+
+    /// Sessions seen in a context with all of `tags` (at most the fewest
+    /// any of them saw).
+    pub fn sessions_with(&self, tags: &[String]) -> u64 {
+        tags.iter().map(|t| self.clock(t)).min().unwrap_or(0)
+    }
+
+    /// The automatic pins of `item`.
+    pub fn pins_of(&self, item: &str) -> &[Pin] {
+        if self.pins.is_empty() {
+            return &[];
+        }
+        self.pins.get(item).map_or(&[], Vec::as_slice)
+    }
+
+    /// Whether `item` is pinned for a query with `tags`: one of its pins'
+    /// tags are all among them.
+    pub fn is_pinned(&self, item: &str, tags: &[String]) -> bool {
+        self.pins_of(item)
+            .iter()
+            .any(|pin| pin.tags.iter().all(|t| tags.contains(t)))
+    }
+
+    fn add_pin(&mut self, item: &str, tags: Vec<String>) {
+        self.pins.entry(item.to_string()).or_default().push(Pin {
+            manual: false,
+            tags,
+        });
     }
 
     /// Applies one judgement of `item` in a context with `tags`: `raw` in
-    /// [-1, 1] with `weight` (1.0 evaluator, 2.0 direct feedback), to every
-    /// tag. Then the tag-relevance auto-pin and auto-unpin rules run over
-    /// the same tags. Returns the updated scores and any pin change.
+    /// [-1, 1] with `weight` (1.0 evaluator, 2.0 direct feedback), once to
+    /// each tag. Then the pin rules run: each automatic pin whose tags are
+    /// all here is dropped when its average falls below 0.2 (and its match
+    /// counts start over, so an unpin holds until new evidence says
+    /// otherwise); the tag-relevance rule pins for this context's
+    /// informative tags. Returns the updated scores and any pin changes.
     pub fn judge(
         &mut self,
         item: &str,
         tags: &[String],
         raw: f64,
         weight: f64,
-    ) -> (Vec<(String, TagScore)>, Option<PinChange>) {
+    ) -> (Vec<(String, TagScore)>, Vec<PinChange>) {
+        let clocks: Vec<u64> = tags.iter().map(|t| self.clock(t)).collect();
         let scores = self.tag_relevance.entry(item.to_string()).or_default();
         let mut updated = Vec::new();
-        for tag in tags {
+        for (tag, at) in tags.iter().zip(clocks) {
             let score = scores.entry(tag.clone()).or_default();
-            *score = score.record(raw, weight);
+            *score = score.record(raw, weight, at);
             updated.push((tag.clone(), *score));
         }
-        let (avg, evals) = self.average(item, tags);
-        let change = match self.pins.get(item) {
-            None if auto_pin_by_relevance(avg, evals) => {
-                self.pins.insert(
-                    item.to_string(),
-                    Pin {
-                        manual: false,
-                        tags: Vec::new(),
-                    },
-                );
-                Some(PinChange::Pinned)
+        let mut changes = Vec::new();
+        let here: Vec<Pin> = self
+            .pins_of(item)
+            .iter()
+            .filter(|p| p.tags.iter().all(|t| tags.contains(t)))
+            .cloned()
+            .collect();
+        for pin in here {
+            if auto_unpin(self.evidence(item, &pin.tags).avg, pin.manual) {
+                if let Some(pins) = self.pins.get_mut(item) {
+                    pins.retain(|p| p != &pin);
+                    if pins.is_empty() {
+                        self.pins.remove(item);
+                    }
+                }
+                if let Some(counts) = self.matches.get_mut(item) {
+                    for (key, count) in counts.iter_mut() {
+                        let context: Vec<&str> = key.split(',').collect();
+                        if pin.tags.iter().all(|t| context.contains(&t.as_str())) {
+                            *count = 0;
+                        }
+                    }
+                }
+                changes.push(PinChange::Unpinned(pin.tags));
             }
-            Some(pin) if auto_unpin(avg, pin.manual) => {
-                self.pins.remove(item);
-                Some(PinChange::Unpinned)
-            }
-            _ => None,
-        };
-        (updated, change)
+        }
+        let scope = self.informative(tags);
+        if !scope.is_empty()
+            && !self.is_pinned(item, &scope)
+            && auto_pin_by_relevance(self.evidence(item, &scope), self.sessions_with(&scope))
+        {
+            self.add_pin(item, scope.clone());
+            changes.push(PinChange::Pinned(scope));
+        }
+        (updated, changes)
     }
 
-    /// Counts one showing of `item` for a query with `tags`; at the seed's
-    /// threshold the item is pinned for that tag subset. Returns the new
-    /// count and whether it was pinned now.
-    pub fn shown(&mut self, item: &str, tags: &[String]) -> (String, u32, bool) {
-        let mut subset: Vec<String> = tags.to_vec();
-        subset.sort();
-        subset.dedup();
-        let key = subset.join(",");
+    /// Counts one showing of `item` to a session in the context of `tags`;
+    /// at the seed's threshold, and only with positive evidence there, the
+    /// item is pinned for the context's informative tags. Returns the
+    /// context's key, the new count and the pin made now, if any.
+    pub fn shown(&mut self, item: &str, tags: &[String]) -> (String, u32, Option<Vec<String>>) {
+        let key = context_key(tags);
         let count = self
             .matches
             .entry(item.to_string())
             .or_default()
             .entry(key.clone())
             .or_default();
-        *count += 1;
+        *count = count.saturating_add(1);
         let count = *count;
-        let pin_now =
-            auto_pin_by_matches(count) && !subset.is_empty() && !self.pins.contains_key(item);
-        if pin_now {
-            self.pins.insert(
-                item.to_string(),
-                Pin {
-                    manual: false,
-                    tags: subset,
-                },
+        let scope = self.informative(tags);
+        let pin_now = !scope.is_empty()
+            && !self.is_pinned(item, tags)
+            && auto_pin_by_matches(
+                count,
+                self.evidence(item, &scope),
+                self.sessions_with(&scope),
             );
+        if pin_now {
+            self.add_pin(item, scope.clone());
         }
-        (key, count, pin_now)
+        (key, count, pin_now.then_some(scope))
     }
 }
 
@@ -239,52 +347,99 @@ mod tests {
     }
 
     #[test]
-    fn relevance_pins_and_unpins_but_never_a_manual_pin() {
+    fn relevance_pins_at_five_sessions_for_the_context_and_unpins() {
         let mut l = Learned::default();
-        let t = tags(&["rust"]);
+        let t = tags(&["acme", "linux", "rust"]);
         let mut pinned_at = None;
         for i in 1..=8 {
-            if let (_, Some(PinChange::Pinned)) = l.judge("L-2", &t, 1.0, 1.0) {
+            let (_, changes) = l.judge("L-2", &t, 1.0, 1.0);
+            if changes.iter().any(|c| matches!(c, PinChange::Pinned(_))) {
                 pinned_at = Some(i);
             }
         }
-        // 0.3, 0.51, 0.657, 0.76 (4 evals), 0.832 with 5 evals: pinned at 5.
+        // 0.3, 0.51, 0.657, 0.76 (4 sessions), 0.832 with 5: pinned at 5,
+        // one judged session counting once whatever its three tags.
         assert_eq!(pinned_at, Some(5));
         assert!(l.is_pinned("L-2", &t));
+        assert!(!l.is_pinned("L-2", &tags(&["linux"])), "scoped, not global");
         let mut unpinned = false;
         for _ in 0..10 {
-            if let (_, Some(PinChange::Unpinned)) = l.judge("L-2", &t, -1.0, 1.0) {
+            let (_, changes) = l.judge("L-2", &t, -1.0, 1.0);
+            if changes.iter().any(|c| matches!(c, PinChange::Unpinned(_))) {
                 unpinned = true;
                 break;
             }
         }
         assert!(unpinned && !l.is_pinned("L-2", &t));
-        l.pins.insert(
-            "L-3".into(),
-            Pin {
-                manual: true,
-                tags: vec![],
-            },
-        );
-        for _ in 0..10 {
-            l.judge("L-3", &t, -1.0, 2.0);
-        }
-        assert!(
-            l.is_pinned("L-3", &t),
-            "manual pins are never auto-unpinned"
-        );
     }
 
     #[test]
-    fn fifteen_matches_pin_for_the_tag_subset() {
+    fn a_pin_is_scoped_to_the_tags_that_tell_its_context_apart() {
         let mut l = Learned::default();
-        let t = tags(&["rust", "cli"]);
-        for i in 1..=14 {
-            assert_eq!(l.shown("L-4", &t), ("cli,rust".to_string(), i, false));
+        let a = tags(&["acme", "linux", "python"]);
+        let b = tags(&["linux", "other", "python"]);
+        let c = tags(&["go", "linux", "third"]);
+        for t in [&a, &b, &c] {
+            l.observe_session(t);
         }
-        assert_eq!(l.shown("L-4", &t), ("cli,rust".to_string(), 15, true));
+        for _ in 0..6 {
+            l.judge("L-5", &a, 1.0, 1.0);
+        }
+        assert_eq!(l.pins_of("L-5")[0].tags, tags(&["acme", "python"]));
+        assert!(l.is_pinned("L-5", &a));
+        assert!(!l.is_pinned("L-5", &b));
+        assert!(!l.is_pinned("L-5", &c));
+        // A verdict elsewhere does not touch the pin.
+        for _ in 0..6 {
+            l.judge("L-5", &c, -1.0, 1.0);
+        }
+        assert!(l.is_pinned("L-5", &a));
+    }
+
+    #[test]
+    fn matches_pin_only_with_positive_evidence_and_an_unpin_holds() {
+        let mut l = Learned::default();
+        let t = tags(&["cli", "rust"]);
+        for i in 1..=40 {
+            assert_eq!(l.shown("L-4", &t), ("cli,rust".to_string(), i, None));
+        }
+        assert!(!l.is_pinned("L-4", &t), "showings alone never pin");
+        for _ in 0..3 {
+            l.judge("L-4", &t, 1.0, 1.0);
+        }
+        assert!(
+            !l.is_pinned("L-4", &t),
+            "three sessions: not the relevance rule"
+        );
+        assert_eq!(
+            l.shown("L-4", &t),
+            ("cli,rust".to_string(), 41, Some(t.clone()))
+        );
         assert!(l.is_pinned("L-4", &tags(&["cli", "rust", "linux"])));
         assert!(!l.is_pinned("L-4", &tags(&["rust"])));
+        // Feedback unpins; the next showings do not pin it again.
+        for _ in 0..3 {
+            l.judge("L-4", &t, -1.0, 2.0);
+        }
+        assert!(!l.is_pinned("L-4", &t));
+        for _ in 0..20 {
+            assert_eq!(l.shown("L-4", &t).2, None);
+        }
+    }
+
+    #[test]
+    fn sessions_tick_the_clocks_and_weigh_the_tags() {
+        let mut l = Learned::default();
+        for _ in 0..3 {
+            l.observe_session(&tags(&["a", "linux"]));
+        }
+        l.observe_session(&tags(&["b", "linux"]));
+        assert_eq!(l.clock("linux"), 4);
+        assert_eq!(l.clock("a"), 3);
+        assert_eq!(l.weight("linux"), 0.0);
+        assert_eq!(l.weight("a"), 1.0);
+        assert_eq!(l.informative(&tags(&["a", "linux"])), tags(&["a"]));
+        assert_eq!(l.informative(&tags(&["linux"])), tags(&["linux"]));
     }
 
     #[test]

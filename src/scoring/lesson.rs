@@ -1,5 +1,8 @@
 //! Seed 001 lesson search: the structural prerequisites as a hard gate, and
-//! reciprocal rank fusion of the rankings available.
+//! reciprocal rank fusion of the rankings available, inside the prompt's
+//! lead: a lesson's task band (the rubric's task points) orders first, so
+//! workspace tags and learned relevance refine the order among lessons that
+//! match alike and never lift a weak match over a strong one.
 
 use crate::knowledge::item::Prerequisites;
 
@@ -12,6 +15,19 @@ pub const MAX_PINNED: usize = 5;
 /// A lesson enters the candidate pool at this task similarity (the rubric's
 /// "tangentially related" cut-off).
 pub const MIN_TASK_SIMILARITY: f64 = 0.12;
+
+/// A lesson on probation (its negative evidence has faded) is shown again
+/// only on a task match worth at least these rubric points.
+pub const PROBATION_MIN_TASK_POINTS: u8 = 2;
+
+/// Where a candidate lesson stands on a prompt, best first: its task band
+/// (rubric points 1..=3 from its similarity), then its fused score (RRF of
+/// the lexical and tag ranks plus the learned boost), then its similarity.
+pub fn prompt_order(a: (u8, f64, f64), b: (u8, f64, f64)) -> std::cmp::Ordering {
+    b.0.cmp(&a.0)
+        .then(b.1.total_cmp(&a.1))
+        .then(b.2.total_cmp(&a.2))
+}
 
 /// What the gate checks a lesson against.
 #[derive(Debug, Clone, Default)]
@@ -214,6 +230,27 @@ mod tests {
         assert_eq!(
             check_structural(&p, &GateContext::default()),
             Err(GateFailure::Repo)
+        );
+    }
+
+    #[test]
+    fn a_weak_match_never_passes_a_strong_one() {
+        use std::cmp::Ordering;
+        // Strong match, no tag rank at all; weak match, first on tags.
+        let strong = (3, rrf(&[Some(1), None]), 0.8);
+        let weak = (1, rrf(&[Some(2), Some(1)]) + 0.01, 0.15);
+        assert!(
+            weak.1 > strong.1,
+            "RRF alone would put the weak match first"
+        );
+        assert_eq!(prompt_order(strong, weak), Ordering::Less);
+        // Within a band the fused score decides, then similarity.
+        let a = (2, 0.030, 0.31);
+        let b = (2, 0.032, 0.31);
+        assert_eq!(prompt_order(a, b), Ordering::Greater);
+        assert_eq!(
+            prompt_order((2, 0.03, 0.4), (2, 0.03, 0.35)),
+            Ordering::Less
         );
     }
 

@@ -1,6 +1,19 @@
 //! Seed 001, "Evaluation & Tag Relevance Scoring": the per-(item, tag) EMA,
 //! the average over the query's tags, the filter-or-boost decision, and the
 //! auto-pin rules.
+//!
+//! The seed's constants are kept. How evidence is counted and scoped is
+//! memd's (SPEC section 6, "Evidence is scoped"), because applying the seed
+//! literally made learning hurt in measurement:
+//! - an evaluation is one judged session: a session updates each of its
+//!   tags once, and the evidence a context has is the (weighted) mean of
+//!   its tags' counts, not their sum;
+//! - tags weigh by how well they tell contexts apart ([`tag_weight`]): a tag
+//!   present in every context (the OS) neither dilutes a verdict nor carries
+//!   one elsewhere;
+//! - evidence fades with the sessions that followed it in its context
+//!   ([`EVIDENCE_HALF_LIFE_SESSIONS`]), so a filtered item gets another
+//!   chance once its evidence is old ([`TagVerdict::Probation`]).
 
 /// How fast scores adapt to new signal.
 pub const EMA_ALPHA: f64 = 0.3;
@@ -11,31 +24,47 @@ pub const EVALUATOR_WEIGHT: f64 = 1.0;
 /// Weight of direct feedback.
 pub const FEEDBACK_WEIGHT: f64 = 2.0;
 
-/// Evidence needed before a lesson can be filtered.
-pub const MIN_EVALS_FOR_FILTER: u32 = 3;
+/// Evidence needed before a lesson can be filtered (judged sessions).
+pub const MIN_EVALS_FOR_FILTER: f64 = 3.0;
 /// A lesson is filtered when its average is below this.
 pub const NEGATIVE_SCORE_THRESHOLD: f64 = -0.1;
-/// Boost/penalty weight applied to the RRF score.
+/// Boost/penalty weight applied to the ranking score.
 pub const RELEVANCE_WEIGHT: f64 = 0.01;
 
-/// Match-count auto-pin: shown this many times for a tag subset.
+/// Match-count auto-pin: shown this many times for a tag subset (and, in
+/// memd, only with positive evidence there: see [`auto_pin_by_matches`]).
 pub const AUTO_PIN_MATCHES: u32 = 15;
 /// Tag-relevance auto-pin: average above this...
 pub const AUTO_PIN_MIN_AVG: f64 = 0.6;
-/// ...with at least this many evaluations.
-pub const AUTO_PIN_MIN_EVALS: u32 = 5;
+/// ...with at least this many evaluations (judged sessions).
+pub const AUTO_PIN_MIN_EVALS: f64 = 5.0;
 /// An auto-pinned lesson is unpinned when its average drops below this.
 pub const AUTO_UNPIN_BELOW: f64 = 0.2;
+
+/// memd: an automatic pin shows a lesson at the start of every session of
+/// its context, so it must have been judged relevant in at least this share
+/// of that context's sessions. Not from the seed: without it a lesson that
+/// helps whenever its topic comes up (and is shown only then, the prompt
+/// leading) is pinned and then shown where its topic never comes up.
+pub const AUTO_PIN_MIN_COVERAGE: f64 = 0.5;
+
+/// memd: evidence counts half as much after this many later sessions in
+/// its context. Not from the seed: it bounds how long a filtered item stays
+/// out once it has stopped being judged (context drift).
+pub const EVIDENCE_HALF_LIFE_SESSIONS: f64 = 4.0;
 
 /// What has been learned for one (item, tag).
 #[derive(Debug, Clone, Copy, PartialEq, Default, serde::Serialize, serde::Deserialize)]
 pub struct TagScore {
     /// EMA-smoothed relevance.
     pub score: f64,
-    /// Times judged relevant with this tag.
+    /// Sessions that judged it relevant with this tag.
     pub positive: u32,
-    /// Times judged irrelevant with this tag.
+    /// Sessions that judged it irrelevant with this tag.
     pub negative: u32,
+    /// The tag's session clock (sessions seen with the tag) at the last
+    /// judgement: how old the evidence is.
+    pub at: u64,
 }
 
 impl TagScore {
@@ -45,12 +74,14 @@ impl TagScore {
     }
 
     /// Applies one judgement: `raw` in `[-1, 1]` (positive means relevant)
-    /// with `weight` ([`EVALUATOR_WEIGHT`] or [`FEEDBACK_WEIGHT`]).
-    pub fn record(self, raw: f64, weight: f64) -> TagScore {
+    /// with `weight` ([`EVALUATOR_WEIGHT`] or [`FEEDBACK_WEIGHT`]), at the
+    /// tag's session clock `at`.
+    pub fn record(self, raw: f64, weight: f64, at: u64) -> TagScore {
         TagScore {
             score: ema(self.score, raw, weight),
             positive: self.positive + u32::from(raw > 0.0),
             negative: self.negative + u32::from(raw < 0.0),
+            at: at.max(self.at),
         }
     }
 }
@@ -60,27 +91,89 @@ pub fn ema(old: f64, raw: f64, weight: f64) -> f64 {
     (old * (1.0 - EMA_ALPHA) + raw * EMA_ALPHA * weight).clamp(SCORE_CLAMP.0, SCORE_CLAMP.1)
 }
 
-/// `(avg_score, total_evals)` over the requested tags: the sum divided by the
-/// number of requested tags, a tag without data counting 0.0. No tags: (0, 0).
+/// How much a tag tells contexts apart: `ln(N / df) / ln(N)` over the `N`
+/// contexts (distinct tag sets) seen, `df` of which had the tag. 1 for a
+/// tag in one context of many (or in none), 0 for a tag in every one.
+/// With fewer than two contexts every tag weighs 1.
+pub fn tag_weight(contexts_with_tag: u32, contexts: u32) -> f64 {
+    if contexts < 2 || contexts_with_tag == 0 {
+        return 1.0;
+    }
+    let n = f64::from(contexts);
+    let df = f64::from(contexts_with_tag.min(contexts));
+    ((n / df).ln() / n.ln()).clamp(0.0, 1.0)
+}
+
+/// What the learned scores say about one item in one context.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct Evidence {
+    /// Seed 001's `avg_score` over the context's tags (missing tags count
+    /// 0.0), weighted by [`tag_weight`].
+    pub avg: f64,
+    /// Judged sessions behind it: the weighted mean of the tags' counts.
+    pub evals: f64,
+    /// Of those, the sessions that judged it relevant.
+    pub positive: f64,
+    /// The same, each count faded by the sessions since
+    /// ([`EVIDENCE_HALF_LIFE_SESSIONS`]).
+    pub fresh_evals: f64,
+}
+
+/// One tag of a context as [`evidence`] reads it.
+#[derive(Debug, Clone, Copy)]
+pub struct TagEvidence {
+    /// [`tag_weight`].
+    pub weight: f64,
+    /// What was learned for the item with this tag.
+    pub score: Option<TagScore>,
+    /// The tag's session clock now.
+    pub clock: u64,
+}
+
+/// The evidence over a context's tags. Each tag counts with its weight;
+/// when every tag weighs 0 (a context made only of tags found everywhere)
+/// they count alike. No tags: nothing.
+pub fn evidence(tags: impl IntoIterator<Item = TagEvidence>) -> Evidence {
+    let tags: Vec<TagEvidence> = tags.into_iter().collect();
+    if tags.is_empty() {
+        return Evidence::default();
+    }
+    let uniform = tags.iter().all(|t| t.weight <= 0.0);
+    let (mut sum_w, mut avg, mut evals, mut positive, mut fresh) = (0.0, 0.0, 0.0, 0.0, 0.0);
+    for t in &tags {
+        let w = if uniform { 1.0 } else { t.weight };
+        sum_w += w;
+        if let Some(s) = t.score {
+            avg += w * s.score;
+            let n = f64::from(s.evals());
+            evals += w * n;
+            positive += w * f64::from(s.positive);
+            let age = t.clock.saturating_sub(s.at) as f64;
+            fresh += w * n * 0.5f64.powf(age / EVIDENCE_HALF_LIFE_SESSIONS);
+        }
+    }
+    Evidence {
+        avg: avg / sum_w,
+        evals: evals / sum_w,
+        positive: positive / sum_w,
+        fresh_evals: fresh / sum_w,
+    }
+}
+
+/// Seed 001's `(avg_score, total_evals)` with every tag weighing alike and
+/// no fading: the sum divided by the number of requested tags, a tag
+/// without data counting 0.0; evaluations as judged sessions (the mean of
+/// the tags' counts).
 pub fn average_over_tags<'a>(
     tags: impl IntoIterator<Item = &'a str>,
     lookup: impl Fn(&str) -> Option<TagScore>,
-) -> (f64, u32) {
-    let mut sum = 0.0;
-    let mut evals = 0;
-    let mut count = 0usize;
-    for tag in tags {
-        count += 1;
-        if let Some(s) = lookup(tag) {
-            sum += s.score;
-            evals += s.evals();
-        }
-    }
-    if count == 0 {
-        (0.0, 0)
-    } else {
-        (sum / count as f64, evals)
-    }
+) -> (f64, f64) {
+    let e = evidence(tags.into_iter().map(|t| TagEvidence {
+        weight: 1.0,
+        score: lookup(t),
+        clock: 0,
+    }));
+    (e.avg, e.evals)
 }
 
 /// What tag relevance does to a lesson in search.
@@ -88,28 +181,52 @@ pub fn average_over_tags<'a>(
 pub enum TagVerdict {
     /// Enough evidence that it is irrelevant here.
     Filtered,
-    /// Kept, with this added to its RRF score.
+    /// It would be filtered, but its evidence has faded below the seed's
+    /// threshold: it may be shown again (on a strong task match) to be
+    /// judged anew. Carries the (negative) boost.
+    Probation(f64),
+    /// Kept, with this added to its ranking score.
     Boost(f64),
 }
 
-/// Filter at `total_evals >= 3` and `avg < -0.1`; otherwise boost by
-/// `avg / 3 * 0.01`.
-pub fn verdict(avg: f64, total_evals: u32) -> TagVerdict {
-    if total_evals >= MIN_EVALS_FOR_FILTER && avg < NEGATIVE_SCORE_THRESHOLD {
-        TagVerdict::Filtered
+/// Filter at `evals >= 3` and `avg < -0.1` (seed 001), counting faded
+/// evidence; evidence that was there but has faded puts the lesson on
+/// probation. Otherwise boost by `avg / 3 * 0.01`.
+pub fn verdict(e: Evidence) -> TagVerdict {
+    let boost = e.avg / 3.0 * RELEVANCE_WEIGHT;
+    if e.avg < NEGATIVE_SCORE_THRESHOLD && e.evals >= MIN_EVALS_FOR_FILTER {
+        if e.fresh_evals >= MIN_EVALS_FOR_FILTER {
+            TagVerdict::Filtered
+        } else {
+            TagVerdict::Probation(boost)
+        }
     } else {
-        TagVerdict::Boost(avg / 3.0 * RELEVANCE_WEIGHT)
+        TagVerdict::Boost(boost)
     }
 }
 
-/// Match-count auto-pin.
-pub fn auto_pin_by_matches(matches: u32) -> bool {
-    matches >= AUTO_PIN_MATCHES
+/// Whether the lesson was judged relevant in enough of its context's
+/// `sessions` to be shown at the start of each ([`AUTO_PIN_MIN_COVERAGE`]).
+pub fn covers_its_context(e: Evidence, sessions: u64) -> bool {
+    e.positive >= AUTO_PIN_MIN_COVERAGE * sessions as f64
 }
 
-/// Tag-relevance auto-pin.
-pub fn auto_pin_by_relevance(avg: f64, total_evals: u32) -> bool {
-    avg > AUTO_PIN_MIN_AVG && total_evals >= AUTO_PIN_MIN_EVALS
+/// Match-count auto-pin: shown 15 times for a tag subset, and only with
+/// positive evidence there (judged sessions enough to filter, averaging
+/// above the unpin line, relevant in enough of the context's `sessions`).
+/// Showings follow the ranking, so counting them alone would reward the
+/// ranking's own mistakes.
+pub fn auto_pin_by_matches(matches: u32, e: Evidence, sessions: u64) -> bool {
+    matches >= AUTO_PIN_MATCHES
+        && e.evals >= MIN_EVALS_FOR_FILTER
+        && e.avg > AUTO_UNPIN_BELOW
+        && covers_its_context(e, sessions)
+}
+
+/// Tag-relevance auto-pin: the seed's average and evaluations, in a
+/// context it was relevant to often enough (`sessions`: the context's).
+pub fn auto_pin_by_relevance(e: Evidence, sessions: u64) -> bool {
+    e.avg > AUTO_PIN_MIN_AVG && e.evals >= AUTO_PIN_MIN_EVALS && covers_its_context(e, sessions)
 }
 
 /// Auto-unpin: only automatic pins, below 0.2.
@@ -125,17 +242,26 @@ mod tests {
         assert!((a - b).abs() < 1e-3, "{a} != {b}");
     }
 
+    fn score(score: f64, positive: u32, negative: u32) -> TagScore {
+        TagScore {
+            score,
+            positive,
+            negative,
+            at: 0,
+        }
+    }
+
     #[test]
     fn ema_sequence_of_the_seed() {
-        let one = TagScore::default().record(-1.0, EVALUATOR_WEIGHT);
+        let one = TagScore::default().record(-1.0, EVALUATOR_WEIGHT, 1);
         close(one.score, -0.300);
-        let two = one.record(-1.0, EVALUATOR_WEIGHT);
+        let two = one.record(-1.0, EVALUATOR_WEIGHT, 2);
         close(two.score, -0.510);
-        assert_eq!((two.positive, two.negative), (0, 2));
+        assert_eq!((two.positive, two.negative, two.at), (0, 2, 2));
         // Converges toward -1.0 and stays there.
         let mut s = TagScore::default();
         for _ in 0..100 {
-            s = s.record(-1.0, EVALUATOR_WEIGHT);
+            s = s.record(-1.0, EVALUATOR_WEIGHT, 0);
         }
         close(s.score, -1.0);
         assert_eq!(s.negative, 100);
@@ -143,13 +269,13 @@ mod tests {
 
     #[test]
     fn feedback_weighs_double_and_is_clamped() {
-        close(TagScore::default().record(1.0, FEEDBACK_WEIGHT).score, 0.6);
-        let mut s = TagScore {
-            score: 2.9,
-            ..TagScore::default()
-        };
+        close(
+            TagScore::default().record(1.0, FEEDBACK_WEIGHT, 0).score,
+            0.6,
+        );
+        let mut s = score(2.9, 0, 0);
         for _ in 0..50 {
-            s = s.record(1.0, 20.0);
+            s = s.record(1.0, 20.0, 0);
         }
         close(s.score, 3.0);
     }
@@ -157,64 +283,130 @@ mod tests {
     #[test]
     fn first_worked_example_is_filtered() {
         let lookup = |tag: &str| match tag {
-            "python" => Some(TagScore {
-                score: -0.283,
-                positive: 0,
-                negative: 148,
-            }),
-            "github" => Some(TagScore {
-                score: -0.584,
-                positive: 0,
-                negative: 197,
-            }),
+            "python" => Some(score(-0.283, 0, 148)),
+            "github" => Some(score(-0.584, 0, 197)),
             _ => None,
         };
         let (avg, evals) = average_over_tags(["python", "github", "personal"], lookup);
         close(avg, -0.289);
-        assert_eq!(evals, 345);
-        assert_eq!(verdict(avg, evals), TagVerdict::Filtered);
+        // 345 tag updates are 115 judged sessions over three tags.
+        close(evals, 115.0);
+        assert_eq!(verdict(fresh(avg, evals)), TagVerdict::Filtered);
     }
 
     #[test]
     fn second_worked_example_passes() {
         let lookup = |tag: &str| match tag {
-            "acme" => Some(TagScore {
-                score: 0.0,
-                positive: 1,
-                negative: 0,
-            }),
+            "acme" => Some(score(0.0, 1, 0)),
             "frontend" => Some(TagScore::default()),
             _ => None,
         };
         let (avg, evals) = average_over_tags(["acme", "frontend"], lookup);
         close(avg, 0.0);
-        assert_eq!(evals, 1);
-        assert_eq!(verdict(avg, evals), TagVerdict::Boost(0.0));
+        assert!(evals < MIN_EVALS_FOR_FILTER);
+        assert_eq!(verdict(fresh(avg, evals)), TagVerdict::Boost(0.0));
+    }
+
+    fn fresh(avg: f64, evals: f64) -> Evidence {
+        Evidence {
+            avg,
+            evals,
+            positive: evals,
+            fresh_evals: evals,
+        }
     }
 
     #[test]
     fn state_table_of_the_seed() {
-        assert_eq!(verdict(0.0, 0), TagVerdict::Boost(0.0));
-        let TagVerdict::Boost(b) = verdict(0.9, 4) else {
+        assert_eq!(verdict(fresh(0.0, 0.0)), TagVerdict::Boost(0.0));
+        let TagVerdict::Boost(b) = verdict(fresh(0.9, 4.0)) else {
             panic!()
         };
         close(b, 0.003);
-        let TagVerdict::Boost(b) = verdict(-0.05, 10) else {
+        let TagVerdict::Boost(b) = verdict(fresh(-0.05, 10.0)) else {
             panic!()
         };
         assert!(b < 0.0);
-        assert_eq!(verdict(-0.5, 3), TagVerdict::Filtered);
-        assert!(matches!(verdict(-0.5, 2), TagVerdict::Boost(_)));
-        assert_eq!(average_over_tags([], |_| None), (0.0, 0));
+        assert_eq!(verdict(fresh(-0.5, 3.0)), TagVerdict::Filtered);
+        assert!(matches!(verdict(fresh(-0.5, 2.0)), TagVerdict::Boost(_)));
+        assert_eq!(average_over_tags([], |_| None), (0.0, 0.0));
+    }
+
+    #[test]
+    fn one_session_is_one_evaluation_whatever_its_tags() {
+        let s = TagScore::default().record(-1.0, EVALUATOR_WEIGHT, 0);
+        let (avg, evals) = average_over_tags(["a", "b", "c"], |_| Some(s));
+        close(avg, -0.3);
+        close(evals, 1.0);
+        assert!(matches!(verdict(fresh(avg, evals)), TagVerdict::Boost(_)));
+    }
+
+    #[test]
+    fn a_tag_in_every_context_weighs_nothing() {
+        assert_eq!(tag_weight(10, 10), 0.0);
+        assert_eq!(tag_weight(1, 10), 1.0);
+        assert_eq!(tag_weight(0, 10), 1.0);
+        assert_eq!(tag_weight(1, 1), 1.0);
+        let shared = tag_weight(3, 10);
+        assert!(shared > 0.4 && shared < 0.6, "{shared}");
+        // A verdict learned on the OS tag alone says nothing in a context
+        // whose own tag has no data.
+        let linux = score(-1.0, 0, 20);
+        let e = evidence([
+            TagEvidence {
+                weight: 0.0,
+                score: Some(linux),
+                clock: 0,
+            },
+            TagEvidence {
+                weight: 1.0,
+                score: None,
+                clock: 0,
+            },
+        ]);
+        assert_eq!(e, Evidence::default());
+        // Only tags found everywhere: they count alike.
+        let e = evidence([TagEvidence {
+            weight: 0.0,
+            score: Some(linux),
+            clock: 0,
+        }]);
+        close(e.avg, -1.0);
+        close(e.evals, 20.0);
+    }
+
+    #[test]
+    fn faded_evidence_puts_a_filtered_item_on_probation() {
+        let s = score(-0.8, 1, 5);
+        let at = |clock| {
+            evidence([TagEvidence {
+                weight: 1.0,
+                score: Some(s),
+                clock,
+            }])
+        };
+        assert_eq!(verdict(at(0)), TagVerdict::Filtered);
+        // 6 judged sessions fade below 3 after one half-life.
+        let later = at(EVIDENCE_HALF_LIFE_SESSIONS as u64 + 1);
+        assert!(later.fresh_evals < MIN_EVALS_FOR_FILTER);
+        assert!(matches!(verdict(later), TagVerdict::Probation(b) if b < 0.0));
     }
 
     #[test]
     fn auto_pin_rules() {
-        assert!(!auto_pin_by_matches(14));
-        assert!(auto_pin_by_matches(15));
-        assert!(auto_pin_by_relevance(0.61, 5));
-        assert!(!auto_pin_by_relevance(0.6, 5));
-        assert!(!auto_pin_by_relevance(0.9, 4));
+        assert!(!auto_pin_by_matches(14, fresh(0.9, 5.0), 5));
+        assert!(auto_pin_by_matches(15, fresh(0.9, 5.0), 5));
+        assert!(
+            !auto_pin_by_matches(100, fresh(0.0, 0.0), 5),
+            "showings alone never pin"
+        );
+        assert!(!auto_pin_by_matches(100, fresh(0.1, 9.0), 9));
+        assert!(auto_pin_by_relevance(fresh(0.61, 5.0), 5));
+        assert!(!auto_pin_by_relevance(fresh(0.6, 5.0), 5));
+        assert!(!auto_pin_by_relevance(fresh(0.9, 4.0), 4));
+        // Relevant in 5 of the context's 20 sessions: not for every session.
+        assert!(!auto_pin_by_relevance(fresh(0.9, 5.0), 20));
+        assert!(auto_pin_by_relevance(fresh(0.9, 5.0), 10));
         assert!(auto_unpin(0.19, false));
         assert!(!auto_unpin(0.2, false));
         assert!(!auto_unpin(-1.0, true));

@@ -1,18 +1,48 @@
-//! Seed 001: lessons behind the structural gate, ranked by RRF, filtered
-//! or boosted by learned tag relevance; pinned lessons first.
+//! Seed 001: lessons behind the structural gate, filtered or boosted by
+//! learned tag relevance. On a prompt every lesson needs a task match, and
+//! the prompt leads the order (task band, then RRF of the lexical and tag
+//! rankings plus the boost); at session start (no task) the pinned lessons
+//! come in, best evidence first.
+
+use std::cmp::Ordering;
 
 use crate::knowledge::Body;
 use crate::render::{Entry, Note, Section};
-use crate::scoring::lesson::{self, MAX_LESSONS, MAX_PINNED, MIN_TASK_SIMILARITY};
-use crate::scoring::tag_relevance::{average_over_tags, verdict, TagVerdict};
+use crate::scoring::lesson::{
+    self, prompt_order, MAX_LESSONS, MAX_PINNED, MIN_TASK_SIMILARITY, PROBATION_MIN_TASK_POINTS,
+};
+use crate::scoring::rubric::task_points;
+use crate::scoring::tag_relevance::{verdict, Evidence, TagVerdict};
 
 use super::{dims, entry, rank_by, top_k, QueryFacts};
 use crate::engine::features::Features;
 use crate::engine::{Engine, Live};
 
-/// Seed 001: gate, rank lexically and by tag overlap, fuse with RRF, then
-/// filter or boost by learned tag relevance. Pinned lessons that pass the
-/// gate and the filter come first, whatever the task.
+/// A lesson that passed the gate and the filter.
+struct Candidate<'e> {
+    live: &'e Live,
+    similarity: f64,
+    /// Its tags shared with the query's.
+    overlap: usize,
+    evidence: Evidence,
+    boost: f64,
+    /// Pinned by its file (`pinned: true`).
+    manual: bool,
+    pinned: bool,
+    probation: bool,
+}
+
+/// Session start: pinned by hand first, then the better learned average,
+/// then more evidence, then the id.
+fn pinned_order(a: &Candidate<'_>, b: &Candidate<'_>) -> Ordering {
+    b.manual
+        .cmp(&a.manual)
+        .then(b.evidence.avg.total_cmp(&a.evidence.avg))
+        .then(b.evidence.evals.total_cmp(&a.evidence.evals))
+        .then_with(|| a.live.item.id.cmp(&b.live.item.id))
+}
+
+/// Seed 001's lesson search, led by the prompt.
 pub(super) fn lessons(
     engine: &Engine,
     facts: &QueryFacts<'_>,
@@ -22,13 +52,16 @@ pub(super) fn lessons(
 ) {
     let gate = facts.gate();
     let learned = engine.learned();
-    let mut pinned = Vec::new();
-    let mut pool = Vec::new();
+    let on_prompt = !facts.query.task.trim().is_empty();
     let learned_pins = !learned.pins.is_empty();
+    let mut pool = Vec::new();
     for live in items {
-        let s = sim(live);
-        let file_pin = matches!(live.features, Features::Lesson { pinned: true });
-        if !file_pin && !learned_pins && s < MIN_TASK_SIMILARITY {
+        let similarity = sim(live);
+        let manual = matches!(live.features, Features::Lesson { pinned: true });
+        if on_prompt && similarity < MIN_TASK_SIMILARITY {
+            continue;
+        }
+        if !on_prompt && !manual && !learned_pins {
             continue;
         }
         let Body::Lesson(l) = &live.item.body else {
@@ -41,12 +74,20 @@ pub(super) fn lessons(
             continue;
         }
         let id = &live.item.id;
-        let scores = learned.tag_scores(id);
-        let (avg, evals) = average_over_tags(facts.tags.iter().map(String::as_str), |tag| {
-            scores.and_then(|s| s.get(tag).copied())
-        });
-        let TagVerdict::Boost(boost) = verdict(avg, evals) else {
+        let pinned = manual || learned.is_pinned(id, &facts.tags);
+        if !on_prompt && !pinned {
             continue;
+        }
+        let evidence = learned.evidence(id, &facts.tags);
+        let (boost, probation) = match verdict(evidence) {
+            TagVerdict::Filtered => continue,
+            TagVerdict::Probation(boost)
+                if on_prompt && task_points(similarity) >= PROBATION_MIN_TASK_POINTS =>
+            {
+                (boost, true)
+            }
+            TagVerdict::Probation(_) => continue,
+            TagVerdict::Boost(boost) => (boost, false),
         };
         let overlap = l
             .prerequisites
@@ -55,53 +96,73 @@ pub(super) fn lessons(
             .chain(&live.item.tags)
             .filter(|t| facts.tags.iter().any(|q| q.eq_ignore_ascii_case(t)))
             .count();
-        let is_pinned = l.pinned || learned.is_pinned(id, &facts.tags);
-        if is_pinned {
-            pinned.push((live, s, avg, evals));
-        } else if s >= MIN_TASK_SIMILARITY {
-            pool.push((live, s, overlap, avg, evals, boost));
-        }
+        pool.push(Candidate {
+            live,
+            similarity,
+            overlap,
+            evidence,
+            boost,
+            manual,
+            pinned,
+            probation,
+        });
     }
-    top_k(&mut pinned, MAX_PINNED, |a, b| {
-        b.1.total_cmp(&a.1)
-            .then_with(|| a.0.item.id.cmp(&b.0.item.id))
-    });
-    for (live, s, avg, evals) in pinned.into_iter().take(MAX_PINNED) {
-        let d = dims(&[
-            ("similarity", s),
-            ("tag_avg", avg),
-            ("tag_evals", f64::from(evals)),
-            ("pinned", 1.0),
-        ]);
-        out.push(entry(
-            Section::PinnedLessons,
-            &live.item,
-            1.0,
-            d,
-            Note::None,
-        ));
+    if !on_prompt {
+        top_k(&mut pool, MAX_PINNED, pinned_order);
+        for c in pool {
+            let d = dims(&[
+                ("tag_avg", c.evidence.avg),
+                ("tag_evals", c.evidence.evals),
+                ("pinned", 1.0),
+            ]);
+            out.push(entry(
+                Section::PinnedLessons,
+                &c.live.item,
+                1.0,
+                d,
+                Note::None,
+            ));
+        }
+        return;
     }
     // Ranking 1: lexical. Ranking 2: overlap of the lesson's tags with the
-    // environment's (only lessons with some overlap are ranked).
-    let lexical_rank = rank_by(&pool, |c| c.1, |_| true);
-    let tag_rank = rank_by(&pool, |c| c.2 as f64, |c| c.2 > 0);
-    let mut fused: Vec<(usize, f64)> = (0..pool.len())
-        .map(|i| (i, lesson::rrf(&[lexical_rank[i], tag_rank[i]]) + pool[i].5))
-        .collect();
-    top_k(&mut fused, MAX_LESSONS, |a, b| {
-        b.1.total_cmp(&a.1)
-            .then_with(|| pool[a.0].0.item.id.cmp(&pool[b.0].0.item.id))
+    // environment's (only lessons with some overlap are ranked). Fused with
+    // RRF and the learned boost, inside the lesson's task band.
+    let lexical_rank = rank_by(&pool, |c| c.similarity, |_| true);
+    let tag_rank = rank_by(&pool, |c| c.overlap as f64, |c| c.overlap > 0);
+    let key = |i: usize| {
+        let c = &pool[i];
+        (
+            task_points(c.similarity),
+            lesson::rrf(&[lexical_rank[i], tag_rank[i]]) + c.boost,
+            c.similarity,
+        )
+    };
+    let mut order: Vec<usize> = (0..pool.len()).collect();
+    top_k(&mut order, MAX_LESSONS, |&a, &b| {
+        prompt_order(key(a), key(b)).then_with(|| pool[a].live.item.id.cmp(&pool[b].live.item.id))
     });
-    for (i, score) in fused.into_iter().take(MAX_LESSONS) {
-        let (live, s, _, avg, evals, boost) = pool[i];
+    for i in order {
+        let c = &pool[i];
+        let (band, fused, _) = key(i);
         let d = dims(&[
-            ("similarity", s),
+            ("similarity", c.similarity),
+            ("task_band", f64::from(band)),
             ("lexical_rank", lexical_rank[i].map_or(0.0, |r| r as f64)),
             ("tag_rank", tag_rank[i].map_or(0.0, |r| r as f64)),
-            ("tag_avg", avg),
-            ("tag_evals", f64::from(evals)),
-            ("boost", boost),
+            ("tag_avg", c.evidence.avg),
+            ("tag_evals", c.evidence.evals),
+            ("tag_fresh_evals", c.evidence.fresh_evals),
+            ("boost", c.boost),
+            ("pinned", f64::from(u8::from(c.pinned))),
+            ("probation", f64::from(u8::from(c.probation))),
         ]);
-        out.push(entry(Section::Lessons, &live.item, score, d, Note::None));
+        // A pinned lesson that matches the prompt keeps its section.
+        let section = if c.pinned {
+            Section::PinnedLessons
+        } else {
+            Section::Lessons
+        };
+        out.push(entry(section, &c.live.item, fused, d, Note::None));
     }
 }
