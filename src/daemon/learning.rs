@@ -486,11 +486,13 @@ fn evaluate_one(
         };
     }
     let text = crate::evaluate::excerpt(&chunk.turns);
+    let work = crate::evaluate::agent_work(&chunk.turns);
     let input = JudgeInput {
         session_id: id,
         tags: &audit.tags,
         repo: audit.repo.as_deref(),
         transcript: &text,
+        work: &work,
         items: &items,
     };
     let scores = match judge.judge(&input) {

@@ -1,9 +1,13 @@
 //! Judges: whether each item shown in a session was relevant to it. A raw
 //! score in [-1, 1] per item, or none when the judge cannot tell.
 //!
-//! - The built-in judge needs no network: it looks in the transcript for the
-//!   item's topic (its title's terms) and its advice (the solution, fix or
-//!   instead's terms).
+//! - The built-in judge needs no network: it looks in what the agent did
+//!   (its replies, its tool calls and their inputs, its edits: the
+//!   assistant's side of the transcript) for the item's topic (its title's
+//!   terms) and its advice (the solution, fix or instead's terms). The
+//!   user's prompts, tool outputs and memd's injected block are never
+//!   evidence: the items were chosen because they match the prompt, so the
+//!   prompt would confirm every one of them.
 //! - A command judge (an LLM CLI, say) gets one JSON document on stdin and
 //!   answers JSON scores on stdout, within a timeout.
 
@@ -69,6 +73,10 @@ pub struct JudgeInput<'a> {
     pub repo: Option<&'a str>,
     /// The new part of the transcript, as `role: text` lines.
     pub transcript: &'a str,
+    /// What the agent did in it: the assistant's turns only. The built-in
+    /// judge reads this; a command judge gets the whole transcript.
+    #[serde(skip)]
+    pub work: &'a str,
     pub items: &'a [ShownItem],
 }
 
@@ -107,10 +115,10 @@ fn share(wanted: &HashSet<String>, present: &HashSet<String>) -> f64 {
     wanted.intersection(present).count() as f64 / wanted.len() as f64
 }
 
-/// The built-in judge: +1 when the topic or the advice shows up in the
-/// transcript, -1 when neither does, nothing in between.
+/// The built-in judge: +1 when the topic or the advice shows up in what
+/// the agent did, -1 when neither does, nothing in between.
 pub fn builtin(input: &JudgeInput<'_>) -> BTreeMap<String, f64> {
-    let present: HashSet<String> = terms(input.transcript).into_iter().collect();
+    let present: HashSet<String> = terms(input.work).into_iter().collect();
     let mut scores = BTreeMap::new();
     for item in input.items {
         let topic: HashSet<String> = terms(&item.title).into_iter().collect();
@@ -222,6 +230,7 @@ mod tests {
             tags: &[],
             repo: None,
             transcript,
+            work: "the duplicate insert raised Postgres error 23505; I catch code 23505 now. services on port 3000",
             items: &items,
         };
         let scores = builtin(&input);
@@ -235,6 +244,34 @@ mod tests {
     }
 
     #[test]
+    fn the_prompt_alone_confirms_nothing() {
+        let items = [item(
+            "L-7",
+            "Expired tokens in server handlers",
+            "Refresh the token before retrying the handler",
+        )];
+        let input = |work| JudgeInput {
+            session_id: "s",
+            tags: &[],
+            repo: None,
+            transcript:
+                "user: review server handlers, we keep getting expired tokens\nassistant: ok",
+            work,
+            items: &items,
+        };
+        // The agent answered "ok": the prompt's words are no evidence.
+        assert_eq!(builtin(&input("ok")).get("L-7"), Some(&-1.0));
+        // The agent's own work on the topic is.
+        assert_eq!(
+            builtin(&input(
+                "[Edit] refresh the expired token in server handlers before retrying"
+            ))
+            .get("L-7"),
+            Some(&1.0)
+        );
+    }
+
+    #[test]
     fn a_command_judge_is_fed_json_and_its_failures_are_reported() {
         let items = [item("A", "x", "y"), item("B", "x", "y")];
         let input = JudgeInput {
@@ -242,6 +279,7 @@ mod tests {
             tags: &[],
             repo: None,
             transcript: "t",
+            work: "",
             items: &items,
         };
         let echo = Judge::Command {

@@ -29,3 +29,20 @@ pub fn excerpt(turns: &[transcript::Turn]) -> String {
     }
     text.chars().skip(count - MAX_EXCERPT_CHARS).collect()
 }
+
+/// What the agent did in the new turns (its replies, tool calls and their
+/// inputs, edits), without the user's prompts, tool outputs or anything the
+/// harness injected: the built-in judge's only evidence. Keeps the last
+/// [`MAX_EXCERPT_CHARS`] characters.
+pub fn agent_work(turns: &[transcript::Turn]) -> String {
+    let text: String = turns
+        .iter()
+        .filter(|t| t.role == transcript::Role::Assistant)
+        .map(|t| format!("{}\n", t.text))
+        .collect();
+    let count = text.chars().count();
+    if count <= MAX_EXCERPT_CHARS {
+        return text;
+    }
+    text.chars().skip(count - MAX_EXCERPT_CHARS).collect()
+}
