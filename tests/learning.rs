@@ -300,9 +300,11 @@ fn an_external_judge_reproduces_the_seed_numbers() {
     // Nothing new: evaluating again changes nothing.
     let again = daemon.json(&["evaluate"]);
     assert_eq!(
-        again["sessions"].as_array().map_or(0, |s| s.len()),
-        0,
-        "{again}"
+        again["ok"]["evaluated"]["sessions"]
+            .as_array()
+            .map(Vec::len),
+        Some(0),
+        "like every command, `{{\"ok\": ...}}`: {again}"
     );
     // Re-evaluating a session on request reads its transcript again.
     daemon.json(&["evaluate", "--force", "s-1"]);
@@ -434,7 +436,7 @@ fn a_session_that_goes_on_after_an_evaluation_has_each_item_judged_once() {
     end();
     let report = daemon.json(&["evaluate"]);
     assert_eq!(
-        report["sessions"][0]["judged"], 1,
+        report["ok"]["evaluated"]["sessions"][0]["judged"], 1,
         "only the new item: {report}"
     );
     // G-6 was judged once, on the turn it was shown for; the new text says
@@ -463,7 +465,10 @@ fn a_session_that_goes_on_after_an_evaluation_has_each_item_judged_once() {
         transcript.to_str().unwrap(),
     ]);
     let report = daemon.json(&["evaluate"]);
-    assert_eq!(report["sessions"][0]["judged"], 0, "{report}");
+    assert_eq!(
+        report["ok"]["evaluated"]["sessions"][0]["judged"], 0,
+        "{report}"
+    );
     assert_eq!(
         tag_line(&daemon.json(&["log", "G-6"])["ok"]["log"][0], "typescript"),
         (0.3, 1, 0)

@@ -351,7 +351,9 @@ fn evaluate_all(args: &Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
         pending,
     };
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&report)?);
+        // The same `{"ok": ...}` shape as every other command.
+        let outcome = Outcome::Ok(Reply::Evaluated(report.clone()));
+        println!("{}", serde_json::to_string_pretty(&outcome)?);
     } else {
         print::reply(&Reply::Evaluated(report.clone()), std::time::Duration::ZERO);
     }

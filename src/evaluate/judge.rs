@@ -133,53 +133,99 @@ pub fn builtin(input: &JudgeInput<'_>) -> BTreeMap<String, f64> {
     scores
 }
 
+/// After the judge exits, how long its output may stay open (a process it
+/// left behind holding it) before the judge's process group is killed.
+const LEFTOVER_GRACE: Duration = Duration::from_millis(500);
+/// Most of a judge's stderr quoted in an error.
+const STDERR_QUOTED: usize = 2000;
+
+/// Kills the judge's whole process group (it was started as its leader).
+fn kill_group(child: &mut std::process::Child) {
+    if let Ok(pid) = i32::try_from(child.id()) {
+        // SAFETY: kill(2) with a negative pid signals the process group the
+        // judge leads; it touches no memory of ours.
+        unsafe {
+            libc::kill(-pid, libc::SIGKILL);
+        }
+    }
+    let _ = child.kill();
+}
+
+/// Reads a pipe to its end on a thread; the bytes arrive on the channel.
+fn drain(mut pipe: impl Read + Send + 'static) -> std::sync::mpsc::Receiver<Vec<u8>> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut out = Vec::new();
+        let _ = pipe.read_to_end(&mut out);
+        let _ = tx.send(out);
+    });
+    rx
+}
+
+/// Runs the judge in a process group of its own, feeding stdin and reading
+/// stdout and stderr at once (so a judge that writes a lot to stderr before
+/// answering never stalls on a full pipe). At the deadline, or when the
+/// judge has exited but something it started still holds its output, the
+/// whole group is killed: `evaluate` never waits past the timeout.
 fn command(
     argv: &[String],
     timeout: Duration,
     input: &JudgeInput<'_>,
 ) -> Result<BTreeMap<String, f64>, String> {
+    use std::os::unix::process::CommandExt;
+
     let (program, args) = argv.split_first().ok_or("the judge command is empty")?;
     let mut child = Command::new(program)
         .args(args)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
+        .process_group(0)
         .spawn()
         .map_err(|e| format!("cannot run the judge `{program}`: {e}"))?;
     let document = serde_json::to_vec(input).map_err(|e| e.to_string())?;
     let mut stdin = child.stdin.take().ok_or("no stdin")?;
-    let writer = std::thread::spawn(move || {
+    std::thread::spawn(move || {
         let _ = stdin.write_all(&document);
     });
-    let mut stdout = child.stdout.take().ok_or("no stdout")?;
-    let reader = std::thread::spawn(move || {
-        let mut out = Vec::new();
-        let _ = stdout.read_to_end(&mut out);
-        out
-    });
-    let started = Instant::now();
+    let stdout = drain(child.stdout.take().ok_or("no stdout")?);
+    let stderr = drain(child.stderr.take().ok_or("no stderr")?);
+    let deadline = Instant::now() + timeout;
     let status = loop {
         match child.try_wait().map_err(|e| e.to_string())? {
             Some(status) => break status,
-            None if started.elapsed() > timeout => {
-                let _ = child.kill();
+            None if Instant::now() >= deadline => {
+                kill_group(&mut child);
                 let _ = child.wait();
                 return Err(format!(
-                    "the judge did not answer within {} s",
+                    "the judge did not answer within {} s (its process group was killed)",
                     timeout.as_secs_f64()
                 ));
             }
-            None => std::thread::sleep(Duration::from_millis(10)),
+            None => std::thread::sleep(Duration::from_millis(5)),
         }
     };
-    let _ = writer.join();
-    let out = reader.join().unwrap_or_default();
-    if !status.success() {
-        let mut err = String::new();
-        if let Some(mut e) = child.stderr.take() {
-            let _ = e.read_to_string(&mut err);
+    let grace = deadline
+        .saturating_duration_since(Instant::now())
+        .min(LEFTOVER_GRACE);
+    let out = match stdout.recv_timeout(grace) {
+        Ok(out) => out,
+        Err(_) => {
+            // The judge is gone but its output is still open: whatever it
+            // left running is killed, and what it wrote is read.
+            kill_group(&mut child);
+            stdout.recv_timeout(LEFTOVER_GRACE).unwrap_or_default()
         }
-        return Err(format!("the judge failed ({status}): {}", err.trim()));
+    };
+    if !status.success() {
+        let err = stderr.recv_timeout(LEFTOVER_GRACE).unwrap_or_default();
+        let err = String::from_utf8_lossy(&err);
+        let err = err.trim();
+        let tail: String = err
+            .chars()
+            .skip(err.chars().count().saturating_sub(STDERR_QUOTED))
+            .collect();
+        return Err(format!("the judge failed ({status}): {tail}"));
     }
     let parsed: JudgeOutput = serde_json::from_slice(&out)
         .map_err(|e| format!("the judge's answer is not {{\"scores\": {{id: number}}}}: {e}"))?;
@@ -309,5 +355,60 @@ mod tests {
             timeout: Duration::from_millis(200),
         };
         assert!(slow.judge(&input).unwrap_err().contains("did not answer"));
+    }
+
+    fn sh(script: &str, timeout: Duration) -> Judge {
+        Judge::Command {
+            argv: vec!["sh".into(), "-c".into(), script.into()],
+            timeout,
+        }
+    }
+
+    #[test]
+    fn a_judge_that_writes_much_to_stderr_before_answering_is_heard() {
+        let items = [item("A", "x", "y")];
+        let input = JudgeInput {
+            session_id: "s",
+            tags: &[],
+            repo: None,
+            transcript: "t",
+            work: "",
+            items: &items,
+        };
+        // 200 KiB on stderr, three pipes' worth, before the answer.
+        let chatty = sh(
+            r#"cat > /dev/null; head -c 204800 /dev/zero | tr '\0' x >&2; echo '{"scores": {"A": 1}}'"#,
+            Duration::from_secs(20),
+        );
+        assert_eq!(chatty.judge(&input).unwrap().get("A"), Some(&1.0));
+    }
+
+    #[test]
+    fn a_judge_that_leaves_a_process_holding_its_output_does_not_hold_evaluate() {
+        let items = [item("A", "x", "y")];
+        let input = JudgeInput {
+            session_id: "s",
+            tags: &[],
+            repo: None,
+            transcript: "t",
+            work: "",
+            items: &items,
+        };
+        // Answers, then leaves a sleeper that keeps stdout open for 60 s.
+        let leaky = sh(
+            r#"cat > /dev/null; echo '{"scores": {"A": -1}}'; sleep 60 & exit 0"#,
+            Duration::from_secs(30),
+        );
+        let started = Instant::now();
+        assert_eq!(leaky.judge(&input).unwrap().get("A"), Some(&-1.0));
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "waited for the sleeper"
+        );
+        // A judge that never answers, with a child: both go at the deadline.
+        let stuck = sh("sleep 60 & sleep 60", Duration::from_millis(300));
+        let started = Instant::now();
+        assert!(stuck.judge(&input).unwrap_err().contains("did not answer"));
+        assert!(started.elapsed() < Duration::from_secs(30));
     }
 }
