@@ -60,19 +60,12 @@ pub fn feedback(
     } else {
         vec![id.to_string()]
     };
-    let (pins, matches) = pin_state(learned, &changed);
-    let write = LearnedWrite {
+    let pin_state = PinState::of(learned, &changed);
+    let mut write = LearnedWrite {
         tag_scores: updated.iter().map(|(t, s)| (id, t.as_str(), *s)).collect(),
-        pins: pins
-            .iter()
-            .map(|(i, p)| (i.as_str(), p.as_slice()))
-            .collect(),
-        matches: matches
-            .iter()
-            .map(|(i, c, n)| (i.as_str(), c.as_str(), *n))
-            .collect(),
         ..LearnedWrite::default()
     };
+    pin_state.add_to(&mut write);
     if let Err(err) = store.write_learned(&write) {
         restore(learned, id, before);
         return internal(err);
@@ -82,25 +75,42 @@ pub fn feedback(
 }
 
 /// The pins and match counts of items whose pins changed, to be stored.
-type PinState = (Vec<(String, Vec<Pin>)>, Vec<(String, String, u32)>);
+struct PinState {
+    pins: Vec<(String, Vec<Pin>)>,
+    matches: Vec<(String, String, u32)>,
+}
 
-fn pin_state(learned: &Learned, changed: &[String]) -> PinState {
-    let pins = changed
-        .iter()
-        .map(|item| (item.clone(), learned.pins_of(item).to_vec()))
-        .collect();
-    let matches = changed
-        .iter()
-        .flat_map(|item| {
-            learned
-                .matches
-                .get(item)
-                .into_iter()
-                .flatten()
-                .map(move |(c, n)| (item.clone(), c.clone(), *n))
-        })
-        .collect();
-    (pins, matches)
+impl PinState {
+    fn of(learned: &Learned, changed: &[String]) -> PinState {
+        let pins = changed
+            .iter()
+            .map(|item| (item.clone(), learned.pins_of(item).to_vec()))
+            .collect();
+        let matches = changed
+            .iter()
+            .flat_map(|item| {
+                learned
+                    .matches
+                    .get(item)
+                    .into_iter()
+                    .flatten()
+                    .map(move |(c, n)| (item.clone(), c.clone(), *n))
+            })
+            .collect();
+        PinState { pins, matches }
+    }
+
+    /// Adds them to a write.
+    fn add_to<'a>(&'a self, write: &mut LearnedWrite<'a>) {
+        write
+            .pins
+            .extend(self.pins.iter().map(|(i, p)| (i.as_str(), p.as_slice())));
+        write.matches.extend(
+            self.matches
+                .iter()
+                .map(|(i, c, n)| (i.as_str(), c.as_str(), *n)),
+        );
+    }
 }
 
 fn log_pin_changes(id: &str, changes: &[PinChange]) {
@@ -556,23 +566,16 @@ fn commit_session(
             changed.push(item.clone());
         }
     }
-    let (pins, matches) = pin_state(&scratch, &changed);
-    let write = LearnedWrite {
+    let pin_state = PinState::of(&scratch, &changed);
+    let mut write = LearnedWrite {
         tag_scores: tag_scores
             .iter()
             .map(|(i, t, s)| (i.as_str(), t.as_str(), *s))
             .collect(),
-        pins: pins
-            .iter()
-            .map(|(i, p)| (i.as_str(), p.as_slice()))
-            .collect(),
-        matches: matches
-            .iter()
-            .map(|(i, c, n)| (i.as_str(), c.as_str(), *n))
-            .collect(),
         sessions: vec![(id, &audit)],
         ..LearnedWrite::default()
     };
+    pin_state.add_to(&mut write);
     store.write_learned(&write)?;
     let learned = k.engine.learned_mut();
     *learned = scratch;

@@ -169,11 +169,6 @@ impl Learned {
         }
     }
 
-    /// Contexts seen, with their session counts.
-    pub fn contexts(&self) -> &HashMap<String, u64> {
-        &self.contexts
-    }
-
     /// How much `tag` tells contexts apart ([`tag_weight`]).
     pub fn weight(&self, tag: &str) -> f64 {
         let df = self.tag_stats.get(tag).map_or(0, |s| s.0);

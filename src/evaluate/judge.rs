@@ -320,14 +320,7 @@ mod tests {
     #[test]
     fn a_command_judge_is_fed_json_and_its_failures_are_reported() {
         let items = [item("A", "x", "y"), item("B", "x", "y")];
-        let input = JudgeInput {
-            session_id: "s",
-            tags: &[],
-            repo: None,
-            transcript: "t",
-            work: "",
-            items: &items,
-        };
+        let input = plain(&items);
         let echo = Judge::Command {
             argv: vec![
                 "sh".into(),
@@ -357,6 +350,18 @@ mod tests {
         assert!(slow.judge(&input).unwrap_err().contains("did not answer"));
     }
 
+    /// A judge's input with nothing but the items.
+    fn plain(items: &[ShownItem]) -> JudgeInput<'_> {
+        JudgeInput {
+            session_id: "s",
+            tags: &[],
+            repo: None,
+            transcript: "t",
+            work: "",
+            items,
+        }
+    }
+
     fn sh(script: &str, timeout: Duration) -> Judge {
         Judge::Command {
             argv: vec!["sh".into(), "-c".into(), script.into()],
@@ -367,14 +372,7 @@ mod tests {
     #[test]
     fn a_judge_that_writes_much_to_stderr_before_answering_is_heard() {
         let items = [item("A", "x", "y")];
-        let input = JudgeInput {
-            session_id: "s",
-            tags: &[],
-            repo: None,
-            transcript: "t",
-            work: "",
-            items: &items,
-        };
+        let input = plain(&items);
         // 200 KiB on stderr, three pipes' worth, before the answer.
         let chatty = sh(
             r#"cat > /dev/null; head -c 204800 /dev/zero | tr '\0' x >&2; echo '{"scores": {"A": 1}}'"#,
@@ -386,14 +384,7 @@ mod tests {
     #[test]
     fn a_judge_that_leaves_a_process_holding_its_output_does_not_hold_evaluate() {
         let items = [item("A", "x", "y")];
-        let input = JudgeInput {
-            session_id: "s",
-            tags: &[],
-            repo: None,
-            transcript: "t",
-            work: "",
-            items: &items,
-        };
+        let input = plain(&items);
         // Answers, then leaves a sleeper that keeps stdout open for 60 s.
         let leaky = sh(
             r#"cat > /dev/null; echo '{"scores": {"A": -1}}'; sleep 60 & exit 0"#,
