@@ -123,9 +123,10 @@ fn decode_audit(bytes: &[u8]) -> Option<SessionAudit> {
         })
 }
 
-/// A tag score as stored before it had `at`; read as evidence of age 0.
+/// A tag score as stored before it counted the prompts held back; read as
+/// nothing held back since.
 #[derive(Deserialize)]
-struct TagScoreBeforeAt {
+struct TagScoreBeforeHeld {
     score: f64,
     positive: u32,
     negative: u32,
@@ -134,13 +135,13 @@ struct TagScoreBeforeAt {
 /// Decodes a stored tag score of either layout.
 fn decode_tag_score(bytes: &[u8]) -> Option<TagScore> {
     postcard::from_bytes::<TagScore>(bytes).ok().or_else(|| {
-        postcard::from_bytes::<TagScoreBeforeAt>(bytes)
+        postcard::from_bytes::<TagScoreBeforeHeld>(bytes)
             .ok()
             .map(|old| TagScore {
                 score: old.score,
                 positive: old.positive,
                 negative: old.negative,
-                at: 0,
+                held: 0,
             })
     })
 }

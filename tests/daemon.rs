@@ -553,3 +553,48 @@ fn a_socket_path_too_long_for_the_platform_is_a_clear_error() {
         stderr(&out)
     );
 }
+
+#[test]
+fn query_and_explain_in_a_repository_see_what_its_hooks_see() {
+    let sandbox = Sandbox::new();
+    sandbox.write(
+        "lessons.yaml",
+        "lessons:\n  - id: L-1\n    text: Restart the tokio runtime tests one at a time\n",
+    );
+    let repo = sandbox.dir.path().join("search-engine");
+    std::fs::create_dir_all(repo.join(".git")).unwrap();
+    std::fs::create_dir_all(repo.join("src")).unwrap();
+    std::fs::write(
+        repo.join("Cargo.toml"),
+        "[package]\nname = \"search-engine\"\n\n[dependencies]\ntokio = \"1\"\n",
+    )
+    .unwrap();
+    let daemon = Daemon::start(&sandbox);
+    let cwd = repo.join("src").display().to_string();
+    let explain = stdout(&daemon.memctl(&[
+        "explain",
+        "L-1",
+        "--task",
+        "tokio runtime tests",
+        "--cwd",
+        &cwd,
+    ]));
+    for tag in ["rust x", "tokio x", "search-engine x"] {
+        assert!(explain.contains(tag), "{tag} missing: {explain}");
+    }
+    // Tags given on the command line are the query's, as given.
+    let explain = stdout(&daemon.memctl(&[
+        "explain",
+        "L-1",
+        "--task",
+        "tokio runtime tests",
+        "--cwd",
+        &cwd,
+        "--tags",
+        "python",
+    ]));
+    assert!(
+        explain.contains("[python x") && !explain.contains("tokio x"),
+        "{explain}"
+    );
+}

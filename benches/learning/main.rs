@@ -104,6 +104,51 @@ struct Outcome {
     reachable: usize,
     reached: usize,
     ids: BTreeSet<String>,
+    /// Irrelevant lessons shown, by why they were not relevant.
+    misses: Misses,
+}
+
+/// Why the irrelevant lessons shown were not relevant.
+#[derive(Default, Clone, Copy)]
+struct Misses {
+    /// Shown at session start.
+    start: usize,
+    off_topic: usize,
+    obsolete: usize,
+    language: usize,
+    framework: usize,
+    repo: usize,
+    /// Prompts that showed fewer than three lessons.
+    short: usize,
+    prompts: usize,
+}
+
+impl Misses {
+    fn add(&mut self, m: &Misses) {
+        self.start += m.start;
+        self.off_topic += m.off_topic;
+        self.obsolete += m.obsolete;
+        self.language += m.language;
+        self.framework += m.framework;
+        self.repo += m.repo;
+        self.short += m.short;
+        self.prompts += m.prompts;
+    }
+
+    fn count(&mut self, l: &Lesson, topic: usize) {
+        if l.topic != topic {
+            self.off_topic += 1;
+        } else if l.obsolete {
+            self.obsolete += 1;
+        } else {
+            match l.scope {
+                world::Scope::General => self.obsolete += 1,
+                world::Scope::Language(_) => self.language += 1,
+                world::Scope::Framework(_) => self.framework += 1,
+                world::Scope::Repo(_) => self.repo += 1,
+            }
+        }
+    }
 }
 
 fn memctl_path() -> PathBuf {
@@ -282,7 +327,9 @@ impl<'w> Run<'w> {
         for lesson in self.hook("SessionStart", start) {
             let l = self.lesson(&lesson).unwrap();
             out.shown += 1;
-            out.relevant_shown += usize::from(relevant.contains(&l.id.as_str()));
+            let yes = relevant.contains(&l.id.as_str());
+            out.relevant_shown += usize::from(yes);
+            out.misses.start += usize::from(!yes);
             out.ids.insert(lesson);
         }
         let mut lines = String::new();
@@ -291,11 +338,21 @@ impl<'w> Run<'w> {
             let mut input = base("UserPromptSubmit");
             input["prompt"] = json!(prompt);
             let shown = self.hook("UserPromptSubmit", input);
+            if std::env::var_os("MEMD_BENCH_DEBUG").is_some() && n > MEASURED_FROM && n <= SESSIONS
+            {
+                self.debug(repo, *topic, prompt, &cwd);
+            }
+            out.misses.prompts += 1;
+            out.misses.short += usize::from(shown.len() < 3);
             for lesson in &shown {
                 let l = self.lesson(lesson).unwrap();
                 out.shown += 1;
                 out.prompt_shown += 1;
-                out.relevant_shown += usize::from(self.relevant(l, repo, *topic));
+                let yes = self.relevant(l, repo, *topic);
+                out.relevant_shown += usize::from(yes);
+                if !yes {
+                    out.misses.count(l, *topic);
+                }
                 out.on_topic += usize::from(l.topic == *topic);
                 out.ids.insert(lesson.clone());
             }
@@ -335,6 +392,58 @@ impl<'w> Run<'w> {
             }
         }
         out
+    }
+
+    fn debug(&self, repo: usize, topic: usize, prompt: &str, cwd: &Path) {
+        let q = self.memctl(&[
+            "query",
+            "--json",
+            "--task",
+            prompt,
+            "--cwd",
+            &cwd.display().to_string(),
+        ]);
+        let v: Value = serde_json::from_slice(&q.stdout).unwrap_or(Value::Null);
+        eprintln!("## {} t{topic} {prompt}", self.repos[repo].name);
+        for it in v["ok"]["answer"]["items"].as_array().into_iter().flatten() {
+            let id = it["id"].as_str().unwrap_or("");
+            let Some(l) = self.lesson(id) else { continue };
+            let d = &it["dimensions"];
+            eprintln!(
+                "  {} {id} t{} {:?}{} {:?} sim {:.2} band {} lex {} tag {} evals {:.2} avg {:.2} absent {:.2}/{:.2} {}",
+                if self.relevant(l, repo, topic) { "+" } else { "-" },
+                l.topic, l.scope, if l.obsolete { " OBS" } else { "" }, l.tags,
+                d["similarity"].as_f64().unwrap_or(0.0), d["task_band"], d["lexical_rank"], d["tag_rank"],
+                d["tag_evals"].as_f64().unwrap_or(0.0), d["tag_avg"].as_f64().unwrap_or(0.0),
+                d["absent_tag_evals"].as_f64().unwrap_or(0.0), d["absent_tag_avg"].as_f64().unwrap_or(0.0), l.text
+            );
+        }
+        for l in self
+            .lessons
+            .iter()
+            .filter(|l| self.relevant(l, repo, topic))
+        {
+            let e = self.memctl(&[
+                "explain",
+                &l.id,
+                "--task",
+                prompt,
+                "--cwd",
+                &cwd.display().to_string(),
+            ]);
+            let text = String::from_utf8_lossy(&e.stdout);
+            let short: Vec<&str> = text
+                .lines()
+                .filter(|x| {
+                    x.contains("similarity")
+                        || x.contains("filtered")
+                        || x.contains("shown")
+                        || x.contains("not")
+                })
+                .take(3)
+                .collect();
+            eprintln!("  relevant {} {:?}: {}", l.id, l.scope, short.join(" | "));
+        }
     }
 
     fn evaluate(&self) {
@@ -397,6 +506,7 @@ struct Tally {
     on_topic: usize,
     reachable: usize,
     reached: usize,
+    misses: Misses,
 }
 
 impl Tally {
@@ -407,6 +517,7 @@ impl Tally {
         self.on_topic += t.on_topic;
         self.reachable += t.reachable;
         self.reached += t.reached;
+        self.misses.add(&t.misses);
     }
     fn add(&mut self, o: &Outcome) {
         self.shown += o.shown;
@@ -415,6 +526,7 @@ impl Tally {
         self.on_topic += o.on_topic;
         self.reachable += o.reachable;
         self.reached += o.reached;
+        self.misses.add(&o.misses);
     }
     fn precision(&self) -> f64 {
         self.relevant as f64 / self.shown.max(1) as f64
@@ -593,6 +705,11 @@ fn main() {
             pins,
             quarters.join(" "),
             started.elapsed()
+        );
+        let m = measured.misses;
+        println!(
+            "          misses: start {} off-topic {} obsolete {} language {} framework {} repo {} | short prompts {}/{}",
+            m.start, m.off_topic, m.obsolete, m.language, m.framework, m.repo, m.short, m.prompts
         );
     }
 }

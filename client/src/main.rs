@@ -177,6 +177,23 @@ fn parse() -> Result<Option<Args>, Box<dyn std::error::Error>> {
     Ok((!args.command.is_empty()).then_some(args))
 }
 
+/// The repository and environment tags the hook would derive from the
+/// working directory, where the command line gave none, so `memctl query`
+/// and `memctl explain` run in a repository answer as its hooks do.
+fn as_the_hook_sees_it(mut query: Query) -> Query {
+    let Some(cwd) = query.cwd.clone() else {
+        return query;
+    };
+    let cwd = std::path::Path::new(&cwd);
+    if query.repo.is_none() {
+        query.repo = env_tags::repository_of(cwd).map(|r| r.display().to_string());
+    }
+    if query.tags.is_empty() {
+        query.tags = env_tags::tags(cwd);
+    }
+    query
+}
+
 fn run() -> Result<ExitCode, Box<dyn std::error::Error>> {
     let Some(args) = parse()? else {
         print!("{USAGE}");
@@ -206,10 +223,10 @@ fn run() -> Result<ExitCode, Box<dyn std::error::Error>> {
     let request = match args.command.as_str() {
         "ping" => RequestBody::Ping,
         "status" => RequestBody::Status,
-        "query" => RequestBody::Query(args.query.clone()),
+        "query" => RequestBody::Query(as_the_hook_sees_it(args.query.clone())),
         "explain" => RequestBody::Explain {
             id: one("an item id")?,
-            query: args.query.clone(),
+            query: as_the_hook_sees_it(args.query.clone()),
         },
         "get" => RequestBody::Get {
             id: one("an item id")?,

@@ -103,7 +103,8 @@ pub fn reply(reply: &Reply, elapsed: Duration) {
     }
 }
 
-/// Seed 001's per-tag format: `tag  score  (+positive/-negative)`.
+/// Seed 001's per-tag format: `tag  score  (+positive/-negative)`, and
+/// the prompts it was held back from since, if any.
 fn print_entry(e: &LogEntry) {
     let kind = e.kind.map_or("?".to_string(), |k| k.to_string());
     println!("{} ({kind}): {}", e.id, e.title);
@@ -129,8 +130,13 @@ fn print_entry(e: &LogEntry) {
         .max()
         .unwrap_or(0);
     for t in &e.tags {
+        let held = if t.held > 0 {
+            format!("  held back from {} prompt(s) since", t.held)
+        } else {
+            String::new()
+        };
         println!(
-            "  {:<width$}  {:+.3}  (+{}/-{})",
+            "  {:<width$}  {:+.3}  (+{}/-{}){held}",
             t.tag, t.score, t.positive, t.negative
         );
     }

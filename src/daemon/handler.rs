@@ -13,10 +13,10 @@ use crate::protocol::{
     ErrorKind, Query, Reply, RequestBody, Response, RootStatus, StatusReport, PROTOCOL_VERSION,
 };
 
-use super::learning;
+use super::learning::{self, Shown};
 use super::state::Shared;
 use super::watch::Message;
-use crate::engine::Application;
+use crate::engine::{Answered, Application};
 use crate::store::Store;
 
 /// How long a request waits for the indexer (reload, project registration).
@@ -126,15 +126,15 @@ impl Handler {
         let started = Instant::now();
         self.register_place(&query);
         let exclude = self.seen(&query);
-        let answer = {
+        let answered = {
             let k = self.shared.read();
-            k.engine.query_excluding(&query, &exclude)
+            k.engine.answer(&query, &exclude)
         };
-        let answer = match answer {
-            Ok(answer) => answer,
+        let Answered { answer, held_back } = match answered {
+            Ok(answered) => answered,
             Err(err) => return Response::error(ErrorKind::BadRequest, err.to_string()),
         };
-        self.record(&query, &answer);
+        self.record(&query, &answer, held_back);
         let micros = started.elapsed().as_secs_f64() * 1e6;
         self.shared
             .latencies
@@ -159,13 +159,19 @@ impl Handler {
     /// Records what an answer showed: the session's audit (in memory now,
     /// durably by the indexer thread, which writes it as it then is), the
     /// tags each item was shown with, the lessons shown for the match-count
-    /// auto-pin, and a session's first query (which ticks its context's
-    /// session clock, even when nothing is shown).
-    fn record(&self, query: &Query, answer: &crate::protocol::Answer) {
+    /// auto-pin, a session's first query (which ticks its context's
+    /// session clock, even when nothing is shown), and the lessons learned
+    /// evidence held back from a session's prompt.
+    fn record(&self, query: &Query, answer: &crate::protocol::Answer, held_back: Vec<String>) {
         let session_id = query.session_id.as_deref().filter(|s| !s.is_empty());
         if answer.items.is_empty() && session_id.is_none() {
             return;
         }
+        let held_back = if session_id.is_some() {
+            held_back
+        } else {
+            Vec::new()
+        };
         let tags: Vec<String> = query
             .tags
             .iter()
@@ -196,7 +202,7 @@ impl Handler {
             }
             id.to_string()
         });
-        if answer.items.is_empty() && !new_session {
+        if answer.items.is_empty() && !new_session && held_back.is_empty() {
             return;
         }
         {
@@ -215,12 +221,13 @@ impl Handler {
             .filter(|i| i.kind == crate::protocol::Kind::Lesson)
             .map(|i| i.id.clone())
             .collect();
-        let _ = self.indexer.send(Message::Shown {
+        let _ = self.indexer.send(Message::Shown(Shown {
             session,
             new_session,
             lessons,
+            held_back,
             tags,
-        });
+        }));
     }
 
     /// Registers the repository a query comes from, the first time a query

@@ -49,12 +49,13 @@ pub fn feedback(
     };
     let raw = if relevant { 1.0 } else { -1.0 };
     let mut k = shared.write();
+    let own = k.engine.own_tags(id);
     let learned = k.engine.learned_mut();
     let before = (
         learned.tag_relevance.get(id).cloned(),
         learned.pins.get(id).cloned(),
     );
-    let (updated, changes) = learned.judge(id, &tags, raw, FEEDBACK_WEIGHT);
+    let (updated, changes) = learned.judge(id, &own, &tags, raw, FEEDBACK_WEIGHT);
     let changed: Vec<String> = if changes.is_empty() {
         Vec::new()
     } else {
@@ -202,28 +203,53 @@ pub fn session_end(
     })
 }
 
+/// What a query showed, for the indexer thread to record.
+#[derive(Debug)]
+pub struct Shown {
+    /// The session whose audit to persist (as it is when written).
+    pub session: Option<String>,
+    /// Whether this was the session's first query (its context's session
+    /// clock ticks).
+    pub new_session: bool,
+    /// The lessons shown (for the match-count auto-pin).
+    pub lessons: Vec<String>,
+    /// The lessons learned evidence held back though they matched the
+    /// prompt well (their evidence ages).
+    pub held_back: Vec<String>,
+    /// The query's tags.
+    pub tags: Vec<String>,
+}
+
 /// Records what a query showed a session: counts a new session in its
-/// context (the tags' session clocks), and counts lessons shown to a
-/// session for the match-count auto-pin. Runs on the indexer thread.
-pub fn record_shown(
-    shared: &Shared,
-    store: &Store,
-    session: Option<String>,
-    new_session: bool,
-    lessons: Vec<String>,
-    tags: Vec<String>,
-) {
+/// context (the tags' session clocks), counts lessons shown to a session
+/// for the match-count auto-pin, and ages the evidence that held lessons
+/// back from a session's prompt. Runs on the indexer thread.
+pub fn record_shown(shared: &Shared, store: &Store, shown: Shown) {
+    let Shown {
+        session,
+        new_session,
+        lessons,
+        held_back,
+        tags,
+    } = shown;
     let mut k = shared.write();
     // The audit as it is now, written under the sessions' lock like every
     // other audit write: a later change (an evaluation, a session end) can
     // never be overwritten in the store by this older one.
     let sessions = shared.sessions();
     let session = session.and_then(|id| sessions.get(&id).cloned().map(|audit| (id, audit)));
+    let owns: Vec<Vec<String>> = held_back.iter().map(|l| k.engine.own_tags(l)).collect();
     let learned = k.engine.learned_mut();
     let context = new_session.then(|| learned.observe_session(&tags));
     let mut counts = Vec::new();
     let mut pinned = Vec::new();
+    let mut aged = Vec::new();
     if session.is_some() {
+        for (lesson, own) in held_back.iter().zip(&owns) {
+            for (tag, score) in learned.hold_back(lesson, own, &tags) {
+                aged.push((lesson.as_str(), tag, score));
+            }
+        }
         for lesson in &lessons {
             let (key, count, pin) = learned.shown(lesson, &tags);
             counts.push((lesson.clone(), key, count));
@@ -237,6 +263,7 @@ pub fn record_shown(
         }
     }
     let write = LearnedWrite {
+        tag_scores: aged.iter().map(|(l, t, s)| (*l, t.as_str(), *s)).collect(),
         matches: counts
             .iter()
             .map(|(l, s, c)| (l.as_str(), s.as_str(), *c))
@@ -270,6 +297,7 @@ pub fn entry(engine: &crate::engine::Engine, id: &str) -> LogEntry {
                     score: s.score,
                     positive: s.positive,
                     negative: s.negative,
+                    held: s.held,
                 })
                 .collect()
         })
@@ -559,7 +587,8 @@ fn commit_session(
     let mut tag_scores = Vec::new();
     let mut changed = Vec::new();
     for (item, raw) in scores.into_iter().flatten() {
-        let (updated, changes) = scratch.judge(item, tags, *raw, EVALUATOR_WEIGHT);
+        let own = k.engine.own_tags(item);
+        let (updated, changes) = scratch.judge(item, &own, tags, *raw, EVALUATOR_WEIGHT);
         tag_scores.extend(updated.into_iter().map(|(t, s)| (item.clone(), t, s)));
         log_pin_changes(item, &changes);
         if !changes.is_empty() {

@@ -19,6 +19,7 @@ use crate::protocol::ReindexReport;
 use crate::store::Store;
 
 use super::indexer::{self, Pass};
+use super::learning::Shown;
 use super::state::{Shared, WatchMode};
 
 /// How long events settle before they are applied.
@@ -43,16 +44,8 @@ pub enum Message {
     Reload(Sender<ReindexReport>),
     /// Register a project (a repository path), load its roots, then answer.
     Register(PathBuf, Sender<()>),
-    /// A query's answer to record: the session whose audit to persist (as
-    /// it is when written), whether this was the session's first query (its
-    /// context's session clock ticks), and the lessons shown with the
-    /// query's tags (for the match-count auto-pin).
-    Shown {
-        session: Option<String>,
-        new_session: bool,
-        lessons: Vec<String>,
-        tags: Vec<String>,
-    },
+    /// A query's answer to record.
+    Shown(Shown),
     /// Stop.
     Shutdown,
 }
@@ -143,20 +136,8 @@ impl Indexer {
                     self.register(&repo);
                     let _ = reply.send(());
                 }
-                Ok(Message::Shown {
-                    session,
-                    new_session,
-                    lessons,
-                    tags,
-                }) => {
-                    super::learning::record_shown(
-                        &self.shared,
-                        &self.store,
-                        session,
-                        new_session,
-                        lessons,
-                        tags,
-                    );
+                Ok(Message::Shown(shown)) => {
+                    super::learning::record_shown(&self.shared, &self.store, shown);
                 }
                 Ok(Message::Shutdown) | Err(RecvTimeoutError::Disconnected) => break,
                 Err(RecvTimeoutError::Timeout) => {}

@@ -186,10 +186,11 @@ pub(super) fn explain(
                 Err(why) => format!("structural prerequisites: {why} (a hard gate)"),
             });
             let learned = engine.learned();
-            let e = learned.evidence(id, &facts.tags);
+            let assessment = learned.assess(id, &item.own_tags(), &facts.tags);
+            let e = assessment.here;
             put("tag_avg", e.avg);
             put("tag_evals", e.evals);
-            put("tag_fresh_evals", e.fresh_evals);
+            put("tag_held_back", e.held);
             put("similarity", sim);
             let weights: Vec<String> = facts
                 .tags
@@ -197,21 +198,46 @@ pub(super) fn explain(
                 .map(|t| format!("{t} x{:.2}", learned.weight(t)))
                 .collect();
             let over = format!(
-                "tag relevance over [{}] (weights: how well each tag tells contexts apart): average {:.3} over {:.1} judged sessions ({:.1} after fading with later sessions)",
+                "tag relevance over [{}] (weights: how well each tag tells contexts apart): average {:.3} over {:.1} judged sessions, held back from {:.0} prompts since",
                 weights.join(", "),
                 e.avg,
                 e.evals,
-                e.fresh_evals
+                e.held
             );
-            reasons.push(match verdict(e) {
+            let elsewhere = if assessment.absent_tags.is_empty() {
+                String::new()
+            } else {
+                let a = assessment.absent;
+                put("absent_tag_avg", a.avg);
+                put("absent_tag_evals", a.evals);
+                format!(
+                    "; where its own tags were absent ([{}]): average {:.3} over {:.1} judged sessions, held back from {:.0} prompts since",
+                    assessment.absent_tags.join(", "),
+                    a.avg,
+                    a.evals,
+                    a.held
+                )
+            };
+            let over = format!("{over}{elsewhere}");
+            // Decided by where its own tags were absent, not by this context.
+            let by_absence = matches!(verdict(e), TagVerdict::Boost(_))
+                && !matches!(assessment.verdict, TagVerdict::Boost(_));
+            let which = if by_absence {
+                "where its own tags were absent, and nothing here says relevant"
+            } else {
+                "here"
+            };
+            let deciding = if by_absence { assessment.absent } else { e };
+            let wait = tag_relevance::probation_wait(deciding.evals);
+            reasons.push(match assessment.verdict {
                 TagVerdict::Filtered => format!(
-                    "{over}: filtered (>= {} sessions and below {}); it gets another chance once its evidence fades",
+                    "{over}: filtered {which} (>= {} sessions and below {}); it gets another chance once held back from {wait:.0} prompts it matches (a task match of {} points or more) since it was last judged",
                     tag_relevance::MIN_EVALS_FOR_FILTER,
-                    tag_relevance::NEGATIVE_SCORE_THRESHOLD
+                    tag_relevance::NEGATIVE_SCORE_THRESHOLD,
+                    lesson::PROBATION_MIN_TASK_POINTS
                 ),
                 TagVerdict::Probation(b) => format!(
-                    "{over}: on probation: it was filtered here, its evidence has faded below {} sessions, so it may be shown again on a task match of {} points or more to be judged anew (boost {b:+.5})",
-                    tag_relevance::MIN_EVALS_FOR_FILTER,
+                    "{over}: on probation: it was filtered {which}, and has since been held back from {wait:.0} prompts or more, so it may be shown again on a task match of {} points or more to be judged anew (boost {b:+.5})",
                     lesson::PROBATION_MIN_TASK_POINTS
                 ),
                 TagVerdict::Boost(b) => format!("{over}: kept, boost {b:+.5}"),

@@ -9,8 +9,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::scoring::learning::update_effectiveness;
 use crate::scoring::tag_relevance::{
-    auto_pin_by_matches, auto_pin_by_relevance, auto_unpin, evidence, tag_weight, Evidence,
-    TagEvidence, TagScore,
+    auto_pin_by_matches, auto_pin_by_relevance, auto_unpin, evidence, tag_weight, verdict_where,
+    Evidence, TagEvidence, TagScore, TagVerdict,
 };
 
 /// A pin: by hand, or by one of seed 001's rules.
@@ -110,6 +110,19 @@ pub struct Learned {
     tag_stats: HashMap<String, (u32, u64)>,
 }
 
+/// What was learned about an item in one context, and what it decides.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Assessment {
+    /// Over the context's tags.
+    pub here: Evidence,
+    /// Over the item's own tags this context lacks ([`Learned::absent`]).
+    pub absent: Evidence,
+    /// Those tags, as `!tag`.
+    pub absent_tags: Vec<String>,
+    /// Filtered, on probation, or kept with a boost.
+    pub verdict: TagVerdict,
+}
+
 impl Learned {
     /// The per-tag scores of `item`, if any were learned. Cheap when nothing
     /// has been learned at all (no hashing).
@@ -202,8 +215,63 @@ impl Learned {
         evidence(tags.iter().map(|tag| TagEvidence {
             weight: self.weight(tag),
             score: scores.and_then(|s| s.get(tag).copied()),
-            clock: self.clock(tag),
         }))
+    }
+
+    /// Of an item's `own` tags, those that some context has had but
+    /// `tags` lacks, each as `!tag`: the contexts its author did not write
+    /// it for. Tags no context ever had (`security`) say nothing here.
+    pub fn absent(&self, own: &[String], tags: &[String]) -> Vec<String> {
+        own.iter()
+            .filter(|t| self.tag_stats.contains_key(*t) && !tags.contains(t))
+            .map(|t| format!("!{t}"))
+            .collect()
+    }
+
+    /// What was learned about `item` (with its `own` tags) in the context
+    /// of `tags`, and the verdict ([`verdict_where`]).
+    pub fn assess(&self, item: &str, own: &[String], tags: &[String]) -> Assessment {
+        let here = self.evidence(item, tags);
+        let absent_tags = if self.tag_relevance.is_empty() || own.is_empty() {
+            Vec::new()
+        } else {
+            self.absent(own, tags)
+        };
+        let scores = self.tag_scores(item);
+        let absent = evidence(absent_tags.iter().map(|tag| TagEvidence {
+            weight: 1.0,
+            score: scores.and_then(|s| s.get(tag).copied()),
+        }));
+        Assessment {
+            here,
+            absent,
+            absent_tags,
+            verdict: verdict_where(here, absent),
+        }
+    }
+
+    /// Counts one prompt `item` (with its `own` tags) matched but was held
+    /// back from, filtered on its evidence in the context of `tags`: each
+    /// of those tags' scores, and those of its own tags absent here, ages
+    /// by one. Returns the scores changed, for the store.
+    pub fn hold_back(
+        &mut self,
+        item: &str,
+        own: &[String],
+        tags: &[String],
+    ) -> Vec<(String, TagScore)> {
+        let absent = self.absent(own, tags);
+        let Some(scores) = self.tag_relevance.get_mut(item) else {
+            return Vec::new();
+        };
+        tags.iter()
+            .chain(&absent)
+            .filter_map(|tag| {
+                let score = scores.get_mut(tag)?;
+                *score = score.held_back();
+                Some((tag.clone(), *score))
+            })
+            .collect()
     }
 
     /// Sessions seen in a context with all of `tags` (at most the fewest
@@ -235,9 +303,10 @@ impl Learned {
         });
     }
 
-    /// Applies one judgement of `item` in a context with `tags`: `raw` in
-    /// [-1, 1] with `weight` (1.0 evaluator, 2.0 direct feedback), once to
-    /// each tag. Then the pin rules run: each automatic pin whose tags are
+    /// Applies one judgement of `item` (with its `own` tags) in a context
+    /// with `tags`: `raw` in [-1, 1] with `weight` (1.0 evaluator, 2.0
+    /// direct feedback), once to each tag and to each of its own tags the
+    /// context lacks ([`Learned::absent`]). Then the pin rules run: each automatic pin whose tags are
     /// all here is dropped when its average falls below 0.2 (and its match
     /// counts start over, so an unpin holds until new evidence says
     /// otherwise); the tag-relevance rule pins for this context's
@@ -245,16 +314,17 @@ impl Learned {
     pub fn judge(
         &mut self,
         item: &str,
+        own: &[String],
         tags: &[String],
         raw: f64,
         weight: f64,
     ) -> (Vec<(String, TagScore)>, Vec<PinChange>) {
-        let clocks: Vec<u64> = tags.iter().map(|t| self.clock(t)).collect();
+        let absent = self.absent(own, tags);
         let scores = self.tag_relevance.entry(item.to_string()).or_default();
         let mut updated = Vec::new();
-        for (tag, at) in tags.iter().zip(clocks) {
+        for tag in tags.iter().chain(&absent) {
             let score = scores.entry(tag.clone()).or_default();
-            *score = score.record(raw, weight, at);
+            *score = score.record(raw, weight);
             updated.push((tag.clone(), *score));
         }
         let mut changes = Vec::new();
@@ -326,6 +396,7 @@ impl Learned {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::scoring::tag_relevance::verdict;
 
     fn tags(t: &[&str]) -> Vec<String> {
         t.iter().map(|s| s.to_string()).collect()
@@ -334,9 +405,9 @@ mod tests {
     #[test]
     fn negative_evaluations_follow_the_seed() {
         let mut l = Learned::default();
-        let (updated, _) = l.judge("L-1", &tags(&["python"]), -1.0, 1.0);
+        let (updated, _) = l.judge("L-1", &[], &tags(&["python"]), -1.0, 1.0);
         assert!((updated[0].1.score + 0.3).abs() < 1e-9);
-        let (updated, _) = l.judge("L-1", &tags(&["python"]), -1.0, 1.0);
+        let (updated, _) = l.judge("L-1", &[], &tags(&["python"]), -1.0, 1.0);
         assert!((updated[0].1.score + 0.51).abs() < 1e-9);
         assert_eq!(updated[0].1.negative, 2);
     }
@@ -347,7 +418,7 @@ mod tests {
         let t = tags(&["acme", "linux", "rust"]);
         let mut pinned_at = None;
         for i in 1..=8 {
-            let (_, changes) = l.judge("L-2", &t, 1.0, 1.0);
+            let (_, changes) = l.judge("L-2", &[], &t, 1.0, 1.0);
             if changes.iter().any(|c| matches!(c, PinChange::Pinned(_))) {
                 pinned_at = Some(i);
             }
@@ -359,7 +430,7 @@ mod tests {
         assert!(!l.is_pinned("L-2", &tags(&["linux"])), "scoped, not global");
         let mut unpinned = false;
         for _ in 0..10 {
-            let (_, changes) = l.judge("L-2", &t, -1.0, 1.0);
+            let (_, changes) = l.judge("L-2", &[], &t, -1.0, 1.0);
             if changes.iter().any(|c| matches!(c, PinChange::Unpinned(_))) {
                 unpinned = true;
                 break;
@@ -378,7 +449,7 @@ mod tests {
             l.observe_session(t);
         }
         for _ in 0..6 {
-            l.judge("L-5", &a, 1.0, 1.0);
+            l.judge("L-5", &[], &a, 1.0, 1.0);
         }
         assert_eq!(l.pins_of("L-5")[0].tags, tags(&["acme", "python"]));
         assert!(l.is_pinned("L-5", &a));
@@ -386,7 +457,7 @@ mod tests {
         assert!(!l.is_pinned("L-5", &c));
         // A verdict elsewhere does not touch the pin.
         for _ in 0..6 {
-            l.judge("L-5", &c, -1.0, 1.0);
+            l.judge("L-5", &[], &c, -1.0, 1.0);
         }
         assert!(l.is_pinned("L-5", &a));
     }
@@ -400,7 +471,7 @@ mod tests {
         }
         assert!(!l.is_pinned("L-4", &t), "showings alone never pin");
         for _ in 0..3 {
-            l.judge("L-4", &t, 1.0, 1.0);
+            l.judge("L-4", &[], &t, 1.0, 1.0);
         }
         assert!(
             !l.is_pinned("L-4", &t),
@@ -414,12 +485,81 @@ mod tests {
         assert!(!l.is_pinned("L-4", &tags(&["rust"])));
         // Feedback unpins; the next showings do not pin it again.
         for _ in 0..3 {
-            l.judge("L-4", &t, -1.0, 2.0);
+            l.judge("L-4", &[], &t, -1.0, 2.0);
         }
         assert!(!l.is_pinned("L-4", &t));
         for _ in 0..20 {
             assert_eq!(l.shown("L-4", &t).2, None);
         }
+    }
+
+    #[test]
+    fn held_back_prompts_age_only_the_evidence_that_held_it_back() {
+        let mut l = Learned::default();
+        let here = tags(&["billing", "python"]);
+        assert!(l.hold_back("L-6", &[], &here).is_empty(), "nothing to age");
+        for _ in 0..6 {
+            l.judge("L-6", &[], &here, -1.0, 1.0);
+        }
+        l.judge("L-6", &[], &tags(&["go"]), 1.0, 1.0);
+        assert_eq!(verdict(l.evidence("L-6", &here)), TagVerdict::Filtered);
+        // Six judged sessions wait 3 x log2(7) = 8.4 prompts.
+        let mut aged = Vec::new();
+        for _ in 0..8 {
+            aged = l.hold_back("L-6", &[], &tags(&["billing", "linux", "python"]));
+        }
+        assert_eq!(aged.len(), 2, "only the tags with evidence: {aged:?}");
+        assert_eq!(verdict(l.evidence("L-6", &here)), TagVerdict::Filtered);
+        l.hold_back("L-6", &[], &here);
+        assert!(matches!(
+            verdict(l.evidence("L-6", &here)),
+            TagVerdict::Probation(_)
+        ));
+        assert_eq!(l.tag_score("L-6", "go").unwrap().held, 0);
+        // Judged again where it was held back: filtered again.
+        l.judge("L-6", &[], &here, -1.0, 1.0);
+        assert_eq!(verdict(l.evidence("L-6", &here)), TagVerdict::Filtered);
+    }
+
+    #[test]
+    fn a_lesson_for_another_stack_learned_in_one_repo_is_filtered_in_the_next() {
+        let mut l = Learned::default();
+        let billing = tags(&["billing", "django", "python"]);
+        let shop = tags(&["rails", "ruby", "shop"]);
+        let proxy = tags(&["go", "proxy"]);
+        for t in [&billing, &shop, &proxy] {
+            l.observe_session(t);
+        }
+        let own = tags(&["go", "security"]);
+        assert_eq!(
+            l.absent(&own, &billing),
+            tags(&["!go"]),
+            "security: no context had it"
+        );
+        for _ in 0..3 {
+            l.judge("L-7", &own, &billing, -1.0, 1.0);
+        }
+        // Never judged in the shop, yet filtered there: it lacks `go` too.
+        let there = l.assess("L-7", &own, &shop);
+        assert_eq!(there.here, Evidence::default());
+        assert_eq!(there.absent_tags, tags(&["!go"]));
+        assert_eq!(there.verdict, TagVerdict::Filtered);
+        // Where its own tag is, nothing learned elsewhere applies.
+        assert_eq!(
+            l.assess("L-7", &own, &proxy).verdict,
+            TagVerdict::Boost(0.0)
+        );
+        // Judged relevant in the shop: the shop's evidence decides there.
+        l.judge("L-7", &own, &shop, 1.0, 1.0);
+        assert!(matches!(l.assess("L-7", &own, &shop).verdict, TagVerdict::Boost(b) if b > 0.0));
+        // No pin is ever scoped to a `!tag`.
+        for _ in 0..10 {
+            l.judge("L-7", &own, &shop, 1.0, 1.0);
+        }
+        assert!(l
+            .pins_of("L-7")
+            .iter()
+            .all(|p| p.tags.iter().all(|t| !t.starts_with('!'))));
     }
 
     #[test]

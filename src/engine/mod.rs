@@ -95,6 +95,15 @@ pub struct Counts {
     pub items: BTreeMap<Kind, usize>,
 }
 
+/// An answer, and the lessons that matched the prompt well (a task band
+/// of `lesson::PROBATION_MIN_TASK_POINTS` or more) but were held back,
+/// filtered by learned evidence.
+#[derive(Debug, Clone)]
+pub struct Answered {
+    pub answer: Answer,
+    pub held_back: Vec<String>,
+}
+
 /// The knowledge base and its query engine.
 #[derive(Default)]
 pub struct Engine {
@@ -332,6 +341,12 @@ impl Engine {
         self.get_in(id, GLOBAL)
     }
 
+    /// The tags the author gave the item `id` ([`Item::own_tags`]); none
+    /// when it is not live.
+    pub fn own_tags(&self, id: &str) -> Vec<String> {
+        self.get(id).map(|i| i.own_tags()).unwrap_or_default()
+    }
+
     /// The live item with this id as a query in `scope` sees it: the
     /// global one, else the project's own.
     pub fn get_in(&self, id: &str, scope: ScopeId) -> Option<&Arc<Item>> {
@@ -451,9 +466,18 @@ impl Engine {
         query: &Query,
         exclude: &HashSet<String>,
     ) -> Result<Answer, QueryError> {
+        Ok(self.answer(query, exclude)?.answer)
+    }
+
+    /// [`Engine::query_excluding`], with the lessons held back from the
+    /// prompt by what was learned (for the daemon to age that evidence).
+    pub fn answer(&self, query: &Query, exclude: &HashSet<String>) -> Result<Answered, QueryError> {
         let now = query_now(query)?;
-        let entries = select::select(self, query, now, exclude);
-        Ok(crate::render::render(entries, query.budget_chars as usize))
+        let selection = select::select(self, query, now, exclude);
+        Ok(Answered {
+            answer: crate::render::render(selection.entries, query.budget_chars as usize),
+            held_back: selection.held_back,
+        })
     }
 
     /// Items whose text matches `text`, best first, as a query in `scope`

@@ -40,6 +40,25 @@ pub struct Item {
 }
 
 impl Item {
+    /// The tags its author gave it (its own and, for a lesson, its
+    /// prerequisites' soft tags), lower case, each once.
+    pub fn own_tags(&self) -> Vec<String> {
+        let lesson_tags = match &self.body {
+            Body::Lesson(l) => l.prerequisites.tags.as_slice(),
+            _ => &[],
+        };
+        let mut out: Vec<String> = self
+            .tags
+            .iter()
+            .chain(lesson_tags)
+            .map(|t| t.trim().to_lowercase())
+            .filter(|t| !t.is_empty())
+            .collect();
+        out.sort();
+        out.dedup();
+        out
+    }
+
     /// The item's kind.
     pub fn kind(&self) -> Kind {
         match &self.body {

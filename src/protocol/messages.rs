@@ -207,6 +207,9 @@ pub struct TagLine {
     pub score: f64,
     pub positive: u32,
     pub negative: u32,
+    /// Prompts it was held back from since it was last judged.
+    #[serde(default)]
+    pub held: u32,
 }
 
 /// What has been learned about one item.

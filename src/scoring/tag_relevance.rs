@@ -11,9 +11,10 @@
 //! - tags weigh by how well they tell contexts apart ([`tag_weight`]): a tag
 //!   present in every context (the OS) neither dilutes a verdict nor carries
 //!   one elsewhere;
-//! - evidence fades with the sessions that followed it in its context
-//!   ([`EVIDENCE_HALF_LIFE_SESSIONS`]), so a filtered item gets another
-//!   chance once its evidence is old ([`TagVerdict::Probation`]).
+//! - a filtered item gets another chance ([`TagVerdict::Probation`]) once
+//!   it has been held back from enough prompts it matched well since it was
+//!   last judged ([`probation_wait`]); the more evidence, the longer it
+//!   waits.
 
 /// How fast scores adapt to new signal.
 pub const EMA_ALPHA: f64 = 0.3;
@@ -48,10 +49,20 @@ pub const AUTO_UNPIN_BELOW: f64 = 0.2;
 /// leading) is pinned and then shown where its topic never comes up.
 pub const AUTO_PIN_MIN_COVERAGE: f64 = 0.5;
 
-/// memd: evidence counts half as much after this many later sessions in
-/// its context. Not from the seed: it bounds how long a filtered item stays
-/// out once it has stopped being judged (context drift).
-pub const EVIDENCE_HALF_LIFE_SESSIONS: f64 = 4.0;
+/// memd: a filtered item waits this many prompts (that it matched well,
+/// a task band of `lesson::PROBATION_MIN_TASK_POINTS` or more, and was
+/// held back from) for each doubling of its evidence before it gets
+/// another chance: [`probation_wait`]. Not from the seed: it bounds how
+/// long a filtered item stays out once it has stopped being judged
+/// (context drift), 6 prompts after the seed's 3 sessions, 10 after 9,
+/// and counts only the prompts where it could have helped.
+pub const HELD_BACK_PER_DOUBLING: f64 = 3.0;
+
+/// Prompts a filtered item with `evals` judged sessions is held back from
+/// before it goes on probation: `3 * log2(1 + evals)`.
+pub fn probation_wait(evals: f64) -> f64 {
+    HELD_BACK_PER_DOUBLING * (1.0 + evals.max(0.0)).log2()
+}
 
 /// What has been learned for one (item, tag).
 #[derive(Debug, Clone, Copy, PartialEq, Default, serde::Serialize, serde::Deserialize)]
@@ -62,9 +73,9 @@ pub struct TagScore {
     pub positive: u32,
     /// Sessions that judged it irrelevant with this tag.
     pub negative: u32,
-    /// The tag's session clock (sessions seen with the tag) at the last
-    /// judgement: how old the evidence is.
-    pub at: u64,
+    /// Prompts since the last judgement that the item matched but was
+    /// held back from, filtered on this evidence: how old the evidence is.
+    pub held: u32,
 }
 
 impl TagScore {
@@ -74,14 +85,22 @@ impl TagScore {
     }
 
     /// Applies one judgement: `raw` in `[-1, 1]` (positive means relevant)
-    /// with `weight` ([`EVALUATOR_WEIGHT`] or [`FEEDBACK_WEIGHT`]), at the
-    /// tag's session clock `at`.
-    pub fn record(self, raw: f64, weight: f64, at: u64) -> TagScore {
+    /// with `weight` ([`EVALUATOR_WEIGHT`] or [`FEEDBACK_WEIGHT`]). The
+    /// evidence is new again: nothing held back since.
+    pub fn record(self, raw: f64, weight: f64) -> TagScore {
         TagScore {
             score: ema(self.score, raw, weight),
             positive: self.positive + u32::from(raw > 0.0),
             negative: self.negative + u32::from(raw < 0.0),
-            at: at.max(self.at),
+            held: 0,
+        }
+    }
+
+    /// Counts one prompt the item was held back from on this evidence.
+    pub fn held_back(self) -> TagScore {
+        TagScore {
+            held: self.held.saturating_add(1),
+            ..self
         }
     }
 }
@@ -114,9 +133,9 @@ pub struct Evidence {
     pub evals: f64,
     /// Of those, the sessions that judged it relevant.
     pub positive: f64,
-    /// The same, each count faded by the sessions since
-    /// ([`EVIDENCE_HALF_LIFE_SESSIONS`]).
-    pub fresh_evals: f64,
+    /// Prompts it was held back from since it was last judged (the
+    /// weighted mean over the tags with evidence).
+    pub held: f64,
 }
 
 /// One tag of a context as [`evidence`] reads it.
@@ -126,8 +145,6 @@ pub struct TagEvidence {
     pub weight: f64,
     /// What was learned for the item with this tag.
     pub score: Option<TagScore>,
-    /// The tag's session clock now.
-    pub clock: u64,
 }
 
 /// The evidence over a context's tags. Each tag counts with its weight;
@@ -139,24 +156,24 @@ pub fn evidence(tags: impl IntoIterator<Item = TagEvidence>) -> Evidence {
         return Evidence::default();
     }
     let uniform = tags.iter().all(|t| t.weight <= 0.0);
-    let (mut sum_w, mut avg, mut evals, mut positive, mut fresh) = (0.0, 0.0, 0.0, 0.0, 0.0);
+    let (mut sum_w, mut avg, mut evals, mut positive) = (0.0, 0.0, 0.0, 0.0);
+    let (mut held, mut held_w) = (0.0, 0.0);
     for t in &tags {
         let w = if uniform { 1.0 } else { t.weight };
         sum_w += w;
         if let Some(s) = t.score {
             avg += w * s.score;
-            let n = f64::from(s.evals());
-            evals += w * n;
+            evals += w * f64::from(s.evals());
             positive += w * f64::from(s.positive);
-            let age = t.clock.saturating_sub(s.at) as f64;
-            fresh += w * n * 0.5f64.powf(age / EVIDENCE_HALF_LIFE_SESSIONS);
+            held += w * f64::from(s.held);
+            held_w += w;
         }
     }
     Evidence {
         avg: avg / sum_w,
         evals: evals / sum_w,
         positive: positive / sum_w,
-        fresh_evals: fresh / sum_w,
+        held: if held_w > 0.0 { held / held_w } else { 0.0 },
     }
 }
 
@@ -171,7 +188,6 @@ pub fn average_over_tags<'a>(
     let e = evidence(tags.into_iter().map(|t| TagEvidence {
         weight: 1.0,
         score: lookup(t),
-        clock: 0,
     }));
     (e.avg, e.evals)
 }
@@ -189,19 +205,41 @@ pub enum TagVerdict {
     Boost(f64),
 }
 
-/// Filter at `evals >= 3` and `avg < -0.1` (seed 001), counting faded
-/// evidence; evidence that was there but has faded puts the lesson on
+/// Filter at `evals >= 3` and `avg < -0.1` (seed 001); once the lesson has
+/// been held back from [`probation_wait`] prompts since it was last judged,
 /// probation. Otherwise boost by `avg / 3 * 0.01`.
 pub fn verdict(e: Evidence) -> TagVerdict {
     let boost = e.avg / 3.0 * RELEVANCE_WEIGHT;
     if e.avg < NEGATIVE_SCORE_THRESHOLD && e.evals >= MIN_EVALS_FOR_FILTER {
-        if e.fresh_evals >= MIN_EVALS_FOR_FILTER {
+        if e.held < probation_wait(e.evals) {
             TagVerdict::Filtered
         } else {
             TagVerdict::Probation(boost)
         }
     } else {
         TagVerdict::Boost(boost)
+    }
+}
+
+/// memd: the verdict on an item in a context from what was learned here
+/// (`here`, over the context's tags) and where the tags its author gave it
+/// were absent (`absent`, over those of its own tags this context lacks:
+/// `!go` for a lesson tagged `go` in a context without `go`). Seed 001
+/// learns only per context, so a lesson written for another stack is
+/// judged anew in every repository before it is filtered there; the
+/// absence of its own tag is a context of its own, so sessions in one
+/// repository without `go` count for every other one. It filters (with the
+/// seed's thresholds, fading alike) only when this context's own evidence
+/// is not positive, and the boost stays this context's.
+pub fn verdict_where(here: Evidence, absent: Evidence) -> TagVerdict {
+    let own = verdict(here);
+    if !matches!(own, TagVerdict::Boost(_)) || here.avg > 0.0 {
+        return own;
+    }
+    match verdict(absent) {
+        TagVerdict::Filtered => TagVerdict::Filtered,
+        TagVerdict::Probation(_) => TagVerdict::Probation(here.avg / 3.0 * RELEVANCE_WEIGHT),
+        TagVerdict::Boost(_) => own,
     }
 }
 
@@ -247,21 +285,21 @@ mod tests {
             score,
             positive,
             negative,
-            at: 0,
+            held: 0,
         }
     }
 
     #[test]
     fn ema_sequence_of_the_seed() {
-        let one = TagScore::default().record(-1.0, EVALUATOR_WEIGHT, 1);
+        let one = TagScore::default().record(-1.0, EVALUATOR_WEIGHT);
         close(one.score, -0.300);
-        let two = one.record(-1.0, EVALUATOR_WEIGHT, 2);
+        let two = one.record(-1.0, EVALUATOR_WEIGHT);
         close(two.score, -0.510);
-        assert_eq!((two.positive, two.negative, two.at), (0, 2, 2));
+        assert_eq!((two.positive, two.negative, two.held), (0, 2, 0));
         // Converges toward -1.0 and stays there.
         let mut s = TagScore::default();
         for _ in 0..100 {
-            s = s.record(-1.0, EVALUATOR_WEIGHT, 0);
+            s = s.record(-1.0, EVALUATOR_WEIGHT);
         }
         close(s.score, -1.0);
         assert_eq!(s.negative, 100);
@@ -269,13 +307,10 @@ mod tests {
 
     #[test]
     fn feedback_weighs_double_and_is_clamped() {
-        close(
-            TagScore::default().record(1.0, FEEDBACK_WEIGHT, 0).score,
-            0.6,
-        );
+        close(TagScore::default().record(1.0, FEEDBACK_WEIGHT).score, 0.6);
         let mut s = score(2.9, 0, 0);
         for _ in 0..50 {
-            s = s.record(1.0, 20.0, 0);
+            s = s.record(1.0, 20.0);
         }
         close(s.score, 3.0);
     }
@@ -312,7 +347,7 @@ mod tests {
             avg,
             evals,
             positive: evals,
-            fresh_evals: evals,
+            held: 0.0,
         }
     }
 
@@ -334,7 +369,7 @@ mod tests {
 
     #[test]
     fn one_session_is_one_evaluation_whatever_its_tags() {
-        let s = TagScore::default().record(-1.0, EVALUATOR_WEIGHT, 0);
+        let s = TagScore::default().record(-1.0, EVALUATOR_WEIGHT);
         let (avg, evals) = average_over_tags(["a", "b", "c"], |_| Some(s));
         close(avg, -0.3);
         close(evals, 1.0);
@@ -356,12 +391,10 @@ mod tests {
             TagEvidence {
                 weight: 0.0,
                 score: Some(linux),
-                clock: 0,
             },
             TagEvidence {
                 weight: 1.0,
                 score: None,
-                clock: 0,
             },
         ]);
         assert_eq!(e, Evidence::default());
@@ -369,27 +402,71 @@ mod tests {
         let e = evidence([TagEvidence {
             weight: 0.0,
             score: Some(linux),
-            clock: 0,
         }]);
         close(e.avg, -1.0);
         close(e.evals, 20.0);
     }
 
     #[test]
-    fn faded_evidence_puts_a_filtered_item_on_probation() {
-        let s = score(-0.8, 1, 5);
-        let at = |clock| {
+    fn held_back_long_enough_a_filtered_item_gets_probation_and_a_judgement_renews_it() {
+        let now = |s: TagScore| {
             evidence([TagEvidence {
                 weight: 1.0,
                 score: Some(s),
-                clock,
             }])
         };
-        assert_eq!(verdict(at(0)), TagVerdict::Filtered);
-        // 6 judged sessions fade below 3 after one half-life.
-        let later = at(EVIDENCE_HALF_LIFE_SESSIONS as u64 + 1);
-        assert!(later.fresh_evals < MIN_EVALS_FOR_FILTER);
-        assert!(matches!(verdict(later), TagVerdict::Probation(b) if b < 0.0));
+        // The seed's 3 sessions wait 6 prompts; 7 wait 9; 15 wait 12.
+        close(probation_wait(3.0), 6.0);
+        close(probation_wait(7.0), 9.0);
+        close(probation_wait(15.0), 12.0);
+        let mut s = score(-0.8, 0, 3);
+        for _ in 0..5 {
+            s = s.held_back();
+            assert_eq!(verdict(now(s)), TagVerdict::Filtered);
+        }
+        s = s.held_back();
+        close(now(s).held, 6.0);
+        assert!(matches!(verdict(now(s)), TagVerdict::Probation(b) if b < 0.0));
+        // Judged again: the wait starts over, longer.
+        let judged = s.record(-1.0, EVALUATOR_WEIGHT);
+        assert_eq!(judged.held, 0);
+        assert_eq!(verdict(now(judged)), TagVerdict::Filtered);
+        // Held back is counted over the tags with evidence, by weight.
+        let e = evidence([
+            TagEvidence {
+                weight: 1.0,
+                score: Some(TagScore { held: 8, ..judged }),
+            },
+            TagEvidence {
+                weight: 1.0,
+                score: None,
+            },
+        ]);
+        close(e.held, 8.0);
+    }
+
+    #[test]
+    fn absent_own_tags_filter_unless_this_context_says_relevant() {
+        let none = Evidence::default();
+        let elsewhere = fresh(-0.6, 4.0);
+        assert_eq!(verdict_where(none, elsewhere), TagVerdict::Filtered);
+        assert_eq!(
+            verdict_where(none, fresh(-0.6, 2.0)),
+            TagVerdict::Boost(0.0)
+        );
+        assert_eq!(verdict_where(none, fresh(0.5, 9.0)), TagVerdict::Boost(0.0));
+        // Judged relevant here: this context's evidence decides.
+        let here = fresh(0.3, 1.0);
+        assert_eq!(verdict_where(here, elsewhere), verdict(here));
+        // Filtered here whatever happened elsewhere.
+        let bad = fresh(-0.5, 3.0);
+        assert_eq!(verdict_where(bad, fresh(0.9, 9.0)), TagVerdict::Filtered);
+        // Faded elsewhere: probation, with this context's boost.
+        let faded = Evidence {
+            held: 10.0,
+            ..elsewhere
+        };
+        assert_eq!(verdict_where(none, faded), TagVerdict::Probation(0.0));
     }
 
     #[test]

@@ -155,9 +155,11 @@ impl Daemon {
         panic!("memd did not come up on {}", self.socket.display());
     }
 
-    /// Runs `memctl` against this daemon.
+    /// Runs `memctl` against this daemon, from the sandbox (no repository,
+    /// so no environment tags unless a test gives `--cwd` or `--tags`).
     pub fn memctl(&self, args: &[&str]) -> Output {
         Command::new(memctl_path())
+            .current_dir(self.data_dir.parent().expect("the sandbox"))
             .args(args)
             .arg("--socket")
             .arg(&self.socket)

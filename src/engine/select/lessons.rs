@@ -12,7 +12,7 @@ use crate::scoring::lesson::{
     self, prompt_order, MAX_LESSONS, MAX_PINNED, MIN_TASK_SIMILARITY, PROBATION_MIN_TASK_POINTS,
 };
 use crate::scoring::rubric::task_points;
-use crate::scoring::tag_relevance::{verdict, Evidence, TagVerdict};
+use crate::scoring::tag_relevance::{Evidence, TagVerdict};
 
 use super::{dims, entry, rank_by, top_k, QueryFacts};
 use crate::engine::features::Features;
@@ -25,6 +25,8 @@ struct Candidate<'e> {
     /// Its tags shared with the query's.
     overlap: usize,
     evidence: Evidence,
+    /// Over its own tags this context lacks.
+    absent: Evidence,
     boost: f64,
     /// Pinned by its file (`pinned: true`).
     manual: bool,
@@ -42,19 +44,21 @@ fn pinned_order(a: &Candidate<'_>, b: &Candidate<'_>) -> Ordering {
         .then_with(|| a.live.item.id.cmp(&b.live.item.id))
 }
 
-/// Seed 001's lesson search, led by the prompt.
+/// Seed 001's lesson search, led by the prompt. Returns the lessons held
+/// back from the prompt by learned evidence though they matched it well.
 pub(super) fn lessons(
     engine: &Engine,
     facts: &QueryFacts<'_>,
     items: &[&Live],
     sim: &dyn Fn(&Live) -> f64,
     out: &mut Vec<Entry>,
-) {
+) -> Vec<String> {
     let gate = facts.gate();
     let learned = engine.learned();
     let on_prompt = !facts.query.task.trim().is_empty();
     let learned_pins = !learned.pins.is_empty();
     let mut pool = Vec::new();
+    let mut held_back = Vec::new();
     for live in items {
         let similarity = sim(live);
         let manual = matches!(live.features, Features::Lesson { pinned: true });
@@ -78,14 +82,22 @@ pub(super) fn lessons(
         if !on_prompt && !pinned {
             continue;
         }
-        let evidence = learned.evidence(id, &facts.tags);
-        let (boost, probation) = match verdict(evidence) {
-            TagVerdict::Filtered => continue,
-            TagVerdict::Probation(boost)
-                if on_prompt && task_points(similarity) >= PROBATION_MIN_TASK_POINTS =>
-            {
-                (boost, true)
+        let own = if learned.tag_relevance.is_empty() {
+            Vec::new()
+        } else {
+            live.item.own_tags()
+        };
+        let assessment = learned.assess(id, &own, &facts.tags);
+        let evidence = assessment.here;
+        let strong = on_prompt && task_points(similarity) >= PROBATION_MIN_TASK_POINTS;
+        let (boost, probation) = match assessment.verdict {
+            TagVerdict::Filtered => {
+                if strong {
+                    held_back.push(id.clone());
+                }
+                continue;
             }
+            TagVerdict::Probation(boost) if strong => (boost, true),
             TagVerdict::Probation(_) => continue,
             TagVerdict::Boost(boost) => (boost, false),
         };
@@ -101,6 +113,7 @@ pub(super) fn lessons(
             similarity,
             overlap,
             evidence,
+            absent: assessment.absent,
             boost,
             manual,
             pinned,
@@ -123,7 +136,7 @@ pub(super) fn lessons(
                 Note::None,
             ));
         }
-        return;
+        return held_back;
     }
     // Ranking 1: lexical. Ranking 2: overlap of the lesson's tags with the
     // environment's (only lessons with some overlap are ranked). Fused with
@@ -152,7 +165,9 @@ pub(super) fn lessons(
             ("tag_rank", tag_rank[i].map_or(0.0, |r| r as f64)),
             ("tag_avg", c.evidence.avg),
             ("tag_evals", c.evidence.evals),
-            ("tag_fresh_evals", c.evidence.fresh_evals),
+            ("tag_held_back", c.evidence.held),
+            ("absent_tag_avg", c.absent.avg),
+            ("absent_tag_evals", c.absent.evals),
             ("boost", c.boost),
             ("pinned", f64::from(u8::from(c.pinned))),
             ("probation", f64::from(u8::from(c.probation))),
@@ -165,4 +180,5 @@ pub(super) fn lessons(
         };
         out.push(entry(section, &c.live.item, fused, d, Note::None));
     }
+    held_back
 }

@@ -216,12 +216,18 @@ struct ByKind<'e> {
 }
 
 /// Scores every live item against `query` and returns the chosen entries.
+/// What a query selected, and the lessons learned evidence held back.
+pub(super) struct Selection {
+    pub(super) entries: Vec<Entry>,
+    pub(super) held_back: Vec<String>,
+}
+
 pub(super) fn select(
     engine: &Engine,
     query: &Query,
     now: i64,
     exclude: &HashSet<String>,
-) -> Vec<Entry> {
+) -> Selection {
     let facts = QueryFacts::new(engine, query, now, exclude);
     let scope = engine.scope_of(query);
     let sims = engine.index.similarities(&query.task);
@@ -245,6 +251,7 @@ pub(super) fn select(
         list.push(live);
     }
     let mut out = Vec::new();
+    let mut held_back = Vec::new();
     if facts.wants(Kind::Experience) {
         seed000::experience(&facts, &by_kind.experience, &mut out);
     }
@@ -258,7 +265,7 @@ pub(super) fn select(
         seed000::gotchas(&facts, &by_kind.gotchas, &sim, &mut out);
     }
     if facts.wants(Kind::Lesson) {
-        lessons::lessons(engine, &facts, &by_kind.lessons, &sim, &mut out);
+        held_back = lessons::lessons(engine, &facts, &by_kind.lessons, &sim, &mut out);
     }
     if facts.wants(Kind::Learning) {
         learnings::learnings(engine, &facts, &mut out);
@@ -269,7 +276,10 @@ pub(super) fn select(
     if winning::drafting(&facts, &by_kind.exemplars) {
         winning::winning_patterns(&facts, &by_kind.exemplars, &by_kind.seeds, now, &mut out);
     }
-    out
+    Selection {
+        entries: out,
+        held_back,
+    }
 }
 
 /// Keeps the `k` best of `items` (by `cmp`, best first), sorted: a partial
