@@ -690,3 +690,167 @@ fn a_filtered_lesson_comes_back_after_the_prompts_it_was_held_back_from() {
     let log = daemon.json(&["log", "L-1"]);
     assert!(log.to_string().contains("\"held\":1"), "{log}");
 }
+
+/// A daemon whose judge is `judge-scripted.sh`, and the log of its runs.
+fn scripted_judge() -> (Sandbox, Daemon, std::path::PathBuf) {
+    let sandbox = Sandbox::new();
+    let runs = sandbox.dir.path().join("judge-runs");
+    std::fs::write(
+        sandbox.config(),
+        format!(
+            "roots = []\n[evaluator]\ncommand = [\"sh\", \"{}\", \"{}\"]\n",
+            fixture("judge-scripted.sh"),
+            runs.display()
+        ),
+    )
+    .unwrap();
+    sandbox.write("lessons.yaml", LESSONS);
+    let daemon = Daemon::start(&sandbox);
+    (sandbox, daemon, runs)
+}
+
+/// The sessions the judge ran for, in order.
+fn judge_runs(runs: &std::path::Path) -> Vec<String> {
+    judge_log(runs)
+        .into_iter()
+        .filter(|l| !l.starts_with("ITEMS "))
+        .collect()
+}
+
+/// Every line of the judge's log: its runs and `ITEMS <session> <ids>`.
+fn judge_log(runs: &std::path::Path) -> Vec<String> {
+    std::fs::read_to_string(runs)
+        .unwrap_or_default()
+        .lines()
+        .map(str::to_string)
+        .collect()
+}
+
+#[test]
+fn a_failing_session_is_judged_once_a_run_and_never_holds_up_the_others() {
+    let (_sandbox, daemon, runs) = scripted_judge();
+    // All end within the same second; the failing one sorts first.
+    for id in ["a-fail", "b-good", "c-good"] {
+        session(&daemon, id, "python");
+    }
+    let out = daemon.memctl(&["evaluate"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
+    let mut ran = judge_runs(&runs);
+    ran.sort();
+    assert_eq!(ran, ["a-fail", "b-good", "c-good"], "one judge run each");
+    let progress = common::stderr(&out);
+    for id in ["a-fail", "b-good", "c-good"] {
+        assert_eq!(
+            progress.matches(&format!("] {id}\n")).count(),
+            1,
+            "{id} once in the progress: {progress}"
+        );
+    }
+    let text = stdout(&out);
+    assert!(text.contains("the judge failed"), "{text}");
+    assert!(text.contains("b-good: 2 item(s) judged"), "{text}");
+    assert!(text.contains("c-good: 2 item(s) judged"), "{text}");
+    // The failing one is still pending, for the next run; only it.
+    assert_eq!(
+        daemon.json(&["status"])["ok"]["status"]["pending_evaluations"],
+        1
+    );
+    daemon.memctl(&["evaluate"]);
+    assert_eq!(judge_runs(&runs).len(), 4);
+}
+
+#[test]
+fn a_session_whose_transcript_is_gone_is_skipped_for_good() {
+    let (sandbox, daemon, runs) = scripted_judge();
+    session(&daemon, "a-good", "python");
+    daemon.json(&[
+        "query",
+        "--task",
+        "run the integration tests",
+        "--tags",
+        "python",
+        "--session",
+        "b-gone",
+    ]);
+    let gone = sandbox.dir.path().join("gone.jsonl");
+    daemon.json(&[
+        "session-end",
+        "b-gone",
+        "--transcript",
+        gone.to_str().unwrap(),
+    ]);
+    session(&daemon, "c-good", "python");
+    let out = daemon.memctl(&["evaluate"]);
+    let text = stdout(&out);
+    assert!(
+        text.contains("b-gone") && text.contains("is gone; skipped, nothing judged"),
+        "{text}"
+    );
+    assert!(text.contains("c-good: 2 item(s) judged"), "{text}");
+    let mut ran = judge_runs(&runs);
+    ran.sort();
+    assert_eq!(ran, ["a-good", "c-good"]);
+    // A final state: not pending, not tried again.
+    assert_eq!(
+        daemon.json(&["status"])["ok"]["status"]["pending_evaluations"],
+        0
+    );
+    let again = daemon.json(&["evaluate"]);
+    assert_eq!(
+        again["ok"]["evaluated"]["sessions"]
+            .as_array()
+            .map(Vec::len),
+        Some(0),
+        "{again}"
+    );
+}
+
+#[test]
+fn a_judge_that_leaves_items_out_has_them_kept_pending() {
+    let (_sandbox, daemon, runs) = scripted_judge();
+    // `{}`: not an answer; nothing applied, the session stays pending.
+    session(&daemon, "a-empty", "python");
+    let out = daemon.memctl(&["evaluate"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stdout(&out).contains("a-empty"), "{}", stdout(&out));
+    assert_eq!(
+        daemon.json(&["status"])["ok"]["status"]["pending_evaluations"],
+        1
+    );
+    // One of two items, and an id it was never shown.
+    session(&daemon, "b-half", "python");
+    let out = daemon.memctl(&["evaluate"]);
+    let text = stdout(&out);
+    assert!(
+        text.contains("the judge answered for 1 of 2 item(s); 1 stay pending: L-2"),
+        "{text}"
+    );
+    assert!(text.contains("not shown, ignored: NOT-SHOWN"), "{text}");
+    let l1 = daemon.json(&["log", "L-1"]);
+    assert_eq!(tag_line(&l1["ok"]["log"][0], "python").2, 1, "{l1}");
+    let l2 = daemon.json(&["log", "L-2"]);
+    assert!(
+        l2["ok"]["log"][0]["tags"].as_array().unwrap().is_empty(),
+        "{l2}"
+    );
+    // Both sessions wait for what was left out; L-1 is never judged twice.
+    assert_eq!(
+        daemon.json(&["status"])["ok"]["status"]["pending_evaluations"],
+        2
+    );
+    // Next run: only L-2 is sent, and now judged; L-1 is not judged twice.
+    let out = daemon.memctl(&["evaluate"]);
+    let text = stdout(&out);
+    assert!(text.contains("b-half: 1 item(s) judged"), "{text}");
+    let l1 = daemon.json(&["log", "L-1"]);
+    assert_eq!(tag_line(&l1["ok"]["log"][0], "python").2, 1, "{l1}");
+    let l2 = daemon.json(&["log", "L-2"]);
+    assert_eq!(tag_line(&l2["ok"]["log"][0], "python").2, 1, "{l2}");
+    assert_eq!(
+        daemon.json(&["status"])["ok"]["status"]["pending_evaluations"],
+        1,
+        "only the session whose judge answers {{}}"
+    );
+    let log = judge_log(&runs);
+    assert!(log.contains(&"ITEMS b-half L-2".to_string()), "{log:?}");
+}

@@ -265,6 +265,7 @@ fn run() -> Result<ExitCode, Box<dyn std::error::Error>> {
         "evaluate" => RequestBody::Evaluate {
             limit: 1,
             force: args.force.clone(),
+            skip: Vec::new(),
         },
         other => return Err(format!("unknown command `{other}`\n\n{USAGE}").into()),
     };
@@ -327,14 +328,16 @@ fn evaluate_all(args: &Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
     } else {
         usize::MAX
     };
-    let mut done = Vec::new();
-    let mut failed: Vec<String> = Vec::new();
+    // One session a request, for progress; each session once a run, so a
+    // failing one is neither judged twice nor in the way of the others.
+    let mut done: Vec<memd::protocol::SessionEvaluation> = Vec::new();
     let mut total = None;
     let mut pending = 0;
     while done.len() < max {
         let response = client.request(RequestBody::Evaluate {
             limit: 1,
             force: None,
+            skip: done.iter().map(|s| s.session_id.clone()).collect(),
         })?;
         let report = match response.outcome {
             Outcome::Ok(Reply::Evaluated(report)) => report,
@@ -352,16 +355,7 @@ fn evaluate_all(args: &Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
         if total > 1 && !args.json {
             eprintln!("[{}/{total}] {}", done.len() + 1, session.session_id);
         }
-        if session.problem.is_some() {
-            if failed.contains(&session.session_id) {
-                break;
-            }
-            failed.push(session.session_id.clone());
-        }
         done.push(session);
-        if pending == 0 {
-            break;
-        }
     }
     let report = memd::protocol::EvaluateReport {
         sessions: done,

@@ -95,6 +95,9 @@ pub fn reply(reply: &Reply, elapsed: Duration) {
             for s in &report.sessions {
                 match &s.problem {
                     None => println!("{}: {} item(s) judged", s.session_id, s.judged),
+                    Some(why) if s.judged > 0 => {
+                        println!("{}: {} item(s) judged; {why}", s.session_id, s.judged)
+                    }
                     Some(why) => println!("{}: not evaluated: {why}", s.session_id),
                 }
             }

@@ -116,8 +116,8 @@ impl Handler {
                 learning::log(&self.shared, id, sort_by_score)
             }
             RequestBody::Export => learning::export(&self.shared),
-            RequestBody::Evaluate { limit, force } => {
-                learning::evaluate(&self.shared, &self.store, &self.judge, limit, force)
+            RequestBody::Evaluate { limit, force, skip } => {
+                learning::evaluate(&self.shared, &self.store, &self.judge, limit, force, &skip)
             }
         }
     }

@@ -415,15 +415,18 @@ pub fn pending(shared: &Shared) -> u64 {
         .count() as u64
 }
 
-/// Evaluates finished sessions (or re-evaluates `force` from the start):
-/// the judge runs outside every lock; its answers are committed, then
-/// applied. A session whose judge fails stays pending and says why.
+/// Evaluates finished sessions but those in `skip` (or re-evaluates
+/// `force` from the start): the judge runs outside every lock; its answers
+/// are committed, then applied. A session whose judge fails, or answers
+/// for only some of its items, stays pending (for what was not judged) and
+/// says why; one whose transcript is gone is done, and says so.
 pub fn evaluate(
     shared: &Shared,
     store: &Store,
     judge: &Judge,
     limit: u32,
     force: Option<String>,
+    skip: &[String],
 ) -> Response {
     let chosen: Vec<(String, SessionAudit)> = {
         let sessions = shared.sessions();
@@ -440,7 +443,7 @@ pub fn evaluate(
             None => {
                 let mut ready: Vec<(String, SessionAudit)> = sessions
                     .iter()
-                    .filter(|(_, a)| a.ended && !a.processed)
+                    .filter(|(id, a)| a.ended && !a.processed && !skip.contains(id))
                     .map(|(id, a)| (id.clone(), a.clone()))
                     .collect();
                 ready.sort_by_key(|(id, a)| (a.updated_at, id.clone()));
@@ -491,7 +494,7 @@ fn evaluate_one(
     let mut done = Evaluated {
         seen: audit.updated_at,
         evaluated_bytes: audit.evaluated_bytes,
-        judged: audit.shown.len() as u32,
+        judged: audit.shown.iter().skip(first_item).cloned().collect(),
     };
     let Some(path) = audit.transcript.clone() else {
         // Without a transcript nothing can be judged: the session is done.
@@ -500,6 +503,15 @@ fn evaluate_one(
     };
     let chunk = match transcript::read_from(std::path::Path::new(&path), offset) {
         Ok(chunk) => chunk,
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => {
+            // Gone for good: nothing can be judged, and waiting will not
+            // bring it back. The session is done, and says so.
+            let _ = commit_session(shared, store, id, &done, &[], None);
+            return problem(
+                0,
+                format!("its transcript {path} is gone; skipped, nothing judged"),
+            );
+        }
         Err(err) => return problem(0, format!("cannot read the transcript {path}: {err}")),
     };
     done.evaluated_bytes = chunk.next_offset;
@@ -533,19 +545,70 @@ fn evaluate_one(
         work: &work,
         items: &items,
     };
-    let scores = match judge.judge(&input) {
+    let mut scores = match judge.judge(&input) {
         Ok(scores) => scores,
         Err(why) => return problem(0, why),
     };
+    // Only what it was shown counts; what it left out stays pending.
+    let unknown: Vec<String> = scores
+        .keys()
+        .filter(|k| !items.iter().any(|i| &i.id == *k))
+        .cloned()
+        .collect();
+    scores.retain(|k, _| !unknown.contains(k));
+    let missing: Vec<&str> = items
+        .iter()
+        .map(|i| i.id.as_str())
+        .filter(|i| !judge.abstains() && !scores.contains_key(*i))
+        .collect();
+    done.judged.retain(|i| !missing.contains(&i.as_str()));
+    if !missing.is_empty() {
+        // They are judged on this part of the transcript next time too.
+        done.evaluated_bytes = audit.evaluated_bytes;
+    }
     let judged = scores.len() as u32;
+    let mut why = Vec::new();
+    if !missing.is_empty() {
+        why.push(format!(
+            "the judge answered for {judged} of {} item(s); {} stay pending: {}",
+            items.len(),
+            missing.len(),
+            missing.join(", ")
+        ));
+    }
+    if !unknown.is_empty() {
+        why.push(format!(
+            "the judge named item(s) it was not shown, ignored: {}",
+            unknown.join(", ")
+        ));
+    }
     match commit_session(shared, store, id, &done, &audit.tags, Some(&scores)) {
         Ok(()) => SessionEvaluation {
             session_id: id.to_string(),
             judged,
-            problem: None,
+            problem: (!why.is_empty()).then(|| why.join("; ")),
         },
         Err(err) => problem(0, format!("could not commit: {err}")),
     }
+}
+
+/// Adds `judged` to the audit's judged items: `shown` is reordered so the
+/// judged ones (those before and these) come first, in the order shown,
+/// and the rest (left out by the judge, or shown meanwhile) after them.
+fn mark_judged(audit: &mut SessionAudit, judged: &[String]) {
+    let before = audit.judged as usize;
+    let mut done = Vec::new();
+    let mut rest = Vec::new();
+    for (i, item) in std::mem::take(&mut audit.shown).into_iter().enumerate() {
+        if i < before || judged.contains(&item) {
+            done.push(item);
+        } else {
+            rest.push(item);
+        }
+    }
+    audit.judged = done.len() as u32;
+    done.extend(rest);
+    audit.shown = done;
 }
 
 /// What an evaluation did to a session, applied to its live audit (which
@@ -555,8 +618,8 @@ struct Evaluated {
     seen: i64,
     /// Transcript bytes read so far.
     evaluated_bytes: u64,
-    /// Items judged so far (a prefix of `shown`).
-    judged: u32,
+    /// Items this evaluation judged (or found nothing to judge of).
+    judged: Vec<String>,
 }
 
 /// Applies a session's judgements (evaluator weight 1.0) and what the
@@ -577,10 +640,10 @@ fn commit_session(
     let mut sessions = shared.sessions();
     let mut audit = sessions.get(id).cloned().unwrap_or_default();
     audit.evaluated_bytes = done.evaluated_bytes;
-    audit.judged = audit.judged.max(done.judged.min(audit.shown.len() as u32));
+    mark_judged(&mut audit, &done.judged);
     // (`updated_at` is in seconds: a change within the same second still
     // shows in a longer `shown`.)
-    if audit.updated_at == done.seen && audit.shown.len() as u32 == done.judged {
+    if audit.updated_at == done.seen && audit.judged as usize == audit.shown.len() {
         audit.processed = true;
     }
     let mut scratch = k.engine.learned().clone();

@@ -99,7 +99,16 @@ pub enum Judge {
 }
 
 impl Judge {
-    /// Scores each item; items missing from the result were not judged.
+    /// Whether an item left out of an answer was judged and found neither
+    /// way (the built-in judge) rather than forgotten (a command judge must
+    /// answer for every item; what it leaves out stays pending).
+    pub fn abstains(&self) -> bool {
+        matches!(self, Judge::Builtin)
+    }
+
+    /// Scores each item; items missing from the result were not judged
+    /// (see [`Judge::abstains`]). A command judge's answer may name ids it
+    /// was not shown: the evaluation reports and ignores them.
     pub fn judge(&self, input: &JudgeInput<'_>) -> Result<BTreeMap<String, f64>, String> {
         match self {
             Judge::Builtin => Ok(builtin(input)),
@@ -229,11 +238,11 @@ fn command(
     }
     let parsed: JudgeOutput = serde_json::from_slice(&out)
         .map_err(|e| format!("the judge's answer is not {{\"scores\": {{id: number}}}}: {e}"))?;
-    let known: HashSet<&str> = input.items.iter().map(|i| i.id.as_str()).collect();
+    // Ids it was not shown are kept: the evaluation reports them.
     Ok(parsed
         .scores
         .into_iter()
-        .filter(|(id, score)| known.contains(id.as_str()) && score.is_finite())
+        .filter(|(_, score)| score.is_finite())
         .map(|(id, score)| (id, score.clamp(-1.0, 1.0)))
         .collect())
 }
@@ -332,7 +341,11 @@ mod tests {
         let scores = echo.judge(&input).unwrap();
         assert_eq!(scores.get("A"), Some(&0.5));
         assert_eq!(scores.get("B"), Some(&-1.0), "clamped");
-        assert!(!scores.contains_key("Z"), "unknown ids are ignored");
+        assert_eq!(
+            scores.get("Z"),
+            Some(&1.0),
+            "left for the evaluation to report"
+        );
         let bad = Judge::Command {
             argv: vec!["sh".into(), "-c".into(), "echo nope".into()],
             timeout: Duration::from_secs(10),

@@ -78,9 +78,15 @@ pub enum RequestBody {
     },
     /// All learned state as YAML.
     Export,
-    /// Evaluate up to `limit` finished sessions (0: all), or re-evaluate
-    /// one session from the start of its transcript.
-    Evaluate { limit: u32, force: Option<String> },
+    /// Evaluate up to `limit` finished sessions (0: all) other than those
+    /// in `skip` (already tried by this run), or re-evaluate one session
+    /// from the start of its transcript.
+    Evaluate {
+        limit: u32,
+        force: Option<String>,
+        #[serde(default)]
+        skip: Vec<String>,
+    },
 }
 
 /// The answer to a request, in the request's encoding.
