@@ -13,14 +13,18 @@
 //! Phases: 120 sessions over ten repositories (precision and recall are
 //! read over sessions 61-120); then a drift, where in one repository the
 //! lessons that helped on one topic go stale and two that did not become
-//! relevant, and 30 sessions there that each touch the topic (sessions
-//! until the stale ones stop showing and the new ones show). Then, on a
+//! relevant, and 30 sessions there that each touch the topic: `stale-stop`
+//! is the last session that showed a stale lesson as a kept one, `+Nr` the
+//! times one was shown on probation (re-checked) after; `fresh-show` the
+//! session each new one was first shown, per seed. Then, on a
 //! fresh daemon per arm, 120 sessions from one repository only: the share of
 //! injected lessons that are on the prompt's topic, and how many lessons
 //! pinned themselves.
 //!
 //! `cargo bench --bench learning` (three seeds); `-- quick` for one seed,
-//! `-- seeds N`, `-- arms off,evaluate`.
+//! `-- seeds N`, `-- arms off,evaluate`. Under each arm, the irrelevant
+//! lessons shown in the measured sessions, by why they were not relevant;
+//! `MEMD_BENCH_DEBUG=1` traces each measured prompt's lessons on stderr.
 
 #[path = "../corpus/mod.rs"]
 mod corpus;
@@ -104,6 +108,9 @@ struct Outcome {
     reachable: usize,
     reached: usize,
     ids: BTreeSet<String>,
+    /// Lessons that went stale in the drift, shown on probation (a re-check
+    /// of a filtered lesson) rather than as kept ones.
+    rechecks: BTreeSet<String>,
     /// Irrelevant lessons shown, by why they were not relevant.
     misses: Misses,
 }
@@ -355,6 +362,13 @@ impl<'w> Run<'w> {
                 }
                 out.on_topic += usize::from(l.topic == *topic);
                 out.ids.insert(lesson.clone());
+                let stale = self
+                    .drift
+                    .as_ref()
+                    .is_some_and(|d| d.stale.contains(lesson));
+                if stale && self.on_probation(lesson, prompt, &cwd) {
+                    out.rechecks.insert(lesson.clone());
+                }
             }
             for hit in self.engine.search(prompt, REACH, GLOBAL) {
                 if let Some(l) = self.lesson(&hit.id) {
@@ -444,6 +458,19 @@ impl<'w> Run<'w> {
                 .collect();
             eprintln!("  relevant {} {:?}: {}", l.id, l.scope, short.join(" | "));
         }
+    }
+
+    /// Whether `lesson` is on probation for `prompt` in `cwd`: shown to be
+    /// judged anew after it was held back long enough.
+    fn on_probation(&self, lesson: &str, prompt: &str, cwd: &Path) -> bool {
+        let cwd = cwd.display().to_string();
+        let q = self.memctl(&["query", "--json", "--task", prompt, "--cwd", &cwd]);
+        let v: Value = serde_json::from_slice(&q.stdout).unwrap_or(Value::Null);
+        v["ok"]["answer"]["items"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .any(|i| i["id"] == lesson && i["dimensions"]["probation"] == 1.0)
     }
 
     fn evaluate(&self) {
@@ -543,7 +570,10 @@ impl Tally {
 #[derive(Default, Clone)]
 struct Figures {
     measured: Tally,
+    /// The last drift session that showed a stale lesson as a kept one.
     stale_last: usize,
+    /// Stale lessons shown on probation during the drift sessions.
+    stale_rechecks: usize,
     fresh_first: Vec<Option<usize>>,
     one_repo: Tally,
     one_repo_pins: usize,
@@ -599,9 +629,13 @@ fn run_arm(arm: Arm, seed: u64, memctl: &Path) -> Figures {
             (other, world::prompt(&mut rng, other)),
         ];
         let o = run.session(SESSIONS + n, drift_repo, &prompts);
-        if stale.iter().any(|s| o.ids.contains(s)) {
+        if stale
+            .iter()
+            .any(|s| o.ids.contains(s) && !o.rechecks.contains(s))
+        {
             figures.stale_last = n;
         }
+        figures.stale_rechecks += o.rechecks.len();
         for (i, f) in fresh.iter().enumerate() {
             if figures.fresh_first[i].is_none() && o.ids.contains(f) {
                 figures.fresh_first[i] = Some(n);
@@ -674,7 +708,11 @@ fn main() {
             measured.merge(&f.measured);
             one.merge(&f.one_repo);
         }
-        let stale = all.iter().map(|f| f.stale_last).max().unwrap_or(0);
+        let stale = format!(
+            "{}+{}r",
+            all.iter().map(|f| f.stale_last).max().unwrap_or(0),
+            all.iter().map(|f| f.stale_rechecks).sum::<usize>()
+        );
         let fresh = all
             .iter()
             .flat_map(|f| f.fresh_first.iter())
