@@ -571,28 +571,24 @@ fn query_and_explain_in_a_repository_see_what_its_hooks_see() {
     .unwrap();
     let daemon = Daemon::start(&sandbox);
     let cwd = repo.join("src").display().to_string();
-    let explain = stdout(&daemon.memctl(&[
-        "explain",
-        "L-1",
-        "--task",
-        "tokio runtime tests",
-        "--cwd",
-        &cwd,
-    ]));
+    let explain = |extra: &[&str]| {
+        let mut args = vec![
+            "explain",
+            "L-1",
+            "--task",
+            "tokio runtime tests",
+            "--cwd",
+            &cwd,
+        ];
+        args.extend_from_slice(extra);
+        stdout(&daemon.memctl(&args))
+    };
+    let explained = explain(&[]);
     for tag in ["rust x", "tokio x", "search-engine x"] {
-        assert!(explain.contains(tag), "{tag} missing: {explain}");
+        assert!(explained.contains(tag), "{tag} missing: {explained}");
     }
     // Tags given on the command line are the query's, as given.
-    let explain = stdout(&daemon.memctl(&[
-        "explain",
-        "L-1",
-        "--task",
-        "tokio runtime tests",
-        "--cwd",
-        &cwd,
-        "--tags",
-        "python",
-    ]));
+    let explain = explain(&["--tags", "python"]);
     assert!(
         explain.contains("[python x") && !explain.contains("tokio x"),
         "{explain}"

@@ -238,6 +238,19 @@ fn fixture(name: &str) -> String {
 
 /// One session: a query that shows the lessons with `tags`, then its end
 /// with the fixture transcript.
+/// Configures `command` (each argument a TOML string) as the judge.
+fn judged_by(sandbox: &Sandbox, command: &[&str]) {
+    let argv: Vec<String> = command
+        .iter()
+        .map(|a| serde_json::Value::from(*a).to_string())
+        .collect();
+    std::fs::write(
+        sandbox.config(),
+        format!("roots = []\n[evaluator]\ncommand = [{}]\n", argv.join(", ")),
+    )
+    .unwrap();
+}
+
 fn session(daemon: &Daemon, id: &str, tags: &str) {
     let v = daemon.json(&[
         "query",
@@ -265,14 +278,7 @@ fn session(daemon: &Daemon, id: &str, tags: &str) {
 #[test]
 fn an_external_judge_reproduces_the_seed_numbers() {
     let sandbox = Sandbox::new();
-    std::fs::write(
-        sandbox.config(),
-        format!(
-            "roots = []\n[evaluator]\ncommand = [\"sh\", \"{}\"]\n",
-            fixture("judge.sh")
-        ),
-    )
-    .unwrap();
+    judged_by(&sandbox, &["sh", &fixture("judge.sh")]);
     sandbox.write("lessons.yaml", LESSONS);
     let daemon = Daemon::start(&sandbox);
     session(&daemon, "s-1", "python");
@@ -318,11 +324,7 @@ fn an_external_judge_reproduces_the_seed_numbers() {
 #[test]
 fn a_failing_judge_leaves_the_session_pending_and_says_why() {
     let sandbox = Sandbox::new();
-    std::fs::write(
-        sandbox.config(),
-        "roots = []\n[evaluator]\ncommand = [\"sh\", \"-c\", \"echo broken; exit 4\"]\n",
-    )
-    .unwrap();
+    judged_by(&sandbox, &["sh", "-c", "echo broken; exit 4"]);
     sandbox.write("lessons.yaml", LESSONS);
     let daemon = Daemon::start(&sandbox);
     session(&daemon, "s-1", "python");
@@ -562,15 +564,15 @@ fn the_seeds_worked_examples_through_the_daemon() {
     // a barely positive judgement gives +0.000 with one positive eval.
     let plan = r#"{"python": [-0.9433], "github": [-1, -1, -0.7567], "acme": [0.001]}"#;
     let state = sandbox.dir.path().join("judge-state.json");
-    std::fs::write(
-        sandbox.config(),
-        format!(
-            "roots = []\n[evaluator]\ncommand = [\"sh\", \"{}\", '{plan}', \"{}\"]\n",
-            fixture("judge-by-tag.sh"),
-            state.display()
-        ),
-    )
-    .unwrap();
+    judged_by(
+        &sandbox,
+        &[
+            "sh",
+            &fixture("judge-by-tag.sh"),
+            plan,
+            &state.display().to_string(),
+        ],
+    );
     sandbox.write("lessons.yaml", LESSONS);
     let daemon = Daemon::start(&sandbox);
     for (i, tag) in ["python", "github", "github", "github", "acme"]
@@ -695,15 +697,14 @@ fn a_filtered_lesson_comes_back_after_the_prompts_it_was_held_back_from() {
 fn scripted_judge() -> (Sandbox, Daemon, std::path::PathBuf) {
     let sandbox = Sandbox::new();
     let runs = sandbox.dir.path().join("judge-runs");
-    std::fs::write(
-        sandbox.config(),
-        format!(
-            "roots = []\n[evaluator]\ncommand = [\"sh\", \"{}\", \"{}\"]\n",
-            fixture("judge-scripted.sh"),
-            runs.display()
-        ),
-    )
-    .unwrap();
+    judged_by(
+        &sandbox,
+        &[
+            "sh",
+            &fixture("judge-scripted.sh"),
+            &runs.display().to_string(),
+        ],
+    );
     sandbox.write("lessons.yaml", LESSONS);
     let daemon = Daemon::start(&sandbox);
     (sandbox, daemon, runs)

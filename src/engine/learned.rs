@@ -110,6 +110,19 @@ pub struct Learned {
     tag_stats: HashMap<String, (u32, u64)>,
 }
 
+/// [`evidence`] over `tags` from an item's per-tag `scores`, each tag
+/// weighing `weight(tag)`.
+fn evidence_over(
+    scores: Option<&HashMap<String, TagScore>>,
+    tags: &[String],
+    weight: impl Fn(&str) -> f64,
+) -> Evidence {
+    evidence(tags.iter().map(|tag| TagEvidence {
+        weight: weight(tag),
+        score: scores.and_then(|s| s.get(tag).copied()),
+    }))
+}
+
 /// What was learned about an item in one context, and what it decides.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Assessment {
@@ -211,11 +224,7 @@ impl Learned {
 
     /// What was learned about `item` in the context of `tags`.
     pub fn evidence(&self, item: &str, tags: &[String]) -> Evidence {
-        let scores = self.tag_scores(item);
-        evidence(tags.iter().map(|tag| TagEvidence {
-            weight: self.weight(tag),
-            score: scores.and_then(|s| s.get(tag).copied()),
-        }))
+        evidence_over(self.tag_scores(item), tags, |tag| self.weight(tag))
     }
 
     /// Of an item's `own` tags, those that some context has had but
@@ -231,17 +240,10 @@ impl Learned {
     /// What was learned about `item` (with its `own` tags) in the context
     /// of `tags`, and the verdict ([`verdict_where`]).
     pub fn assess(&self, item: &str, own: &[String], tags: &[String]) -> Assessment {
-        let here = self.evidence(item, tags);
-        let absent_tags = if self.tag_relevance.is_empty() || own.is_empty() {
-            Vec::new()
-        } else {
-            self.absent(own, tags)
-        };
         let scores = self.tag_scores(item);
-        let absent = evidence(absent_tags.iter().map(|tag| TagEvidence {
-            weight: 1.0,
-            score: scores.and_then(|s| s.get(tag).copied()),
-        }));
+        let here = evidence_over(scores, tags, |tag| self.weight(tag));
+        let absent_tags = self.absent(own, tags);
+        let absent = evidence_over(scores, &absent_tags, |_| 1.0);
         Assessment {
             here,
             absent,
@@ -306,11 +308,12 @@ impl Learned {
     /// Applies one judgement of `item` (with its `own` tags) in a context
     /// with `tags`: `raw` in [-1, 1] with `weight` (1.0 evaluator, 2.0
     /// direct feedback), once to each tag and to each of its own tags the
-    /// context lacks ([`Learned::absent`]). Then the pin rules run: each automatic pin whose tags are
-    /// all here is dropped when its average falls below 0.2 (and its match
-    /// counts start over, so an unpin holds until new evidence says
-    /// otherwise); the tag-relevance rule pins for this context's
-    /// informative tags. Returns the updated scores and any pin changes.
+    /// context lacks ([`Learned::absent`]). Then the pin rules run: each
+    /// automatic pin whose tags are all here is dropped when its average
+    /// falls below 0.2 (and its match counts start over, so an unpin holds
+    /// until new evidence says otherwise); the tag-relevance rule pins for
+    /// this context's informative tags. Returns the updated scores and any
+    /// pin changes.
     pub fn judge(
         &mut self,
         item: &str,

@@ -82,11 +82,10 @@ pub(super) fn lessons(
         if !on_prompt && !pinned {
             continue;
         }
-        let own = if learned.tag_relevance.is_empty() {
-            Vec::new()
-        } else {
-            live.item.own_tags()
-        };
+        // Its own tags matter only once something was learned about it.
+        let own = learned
+            .tag_scores(id)
+            .map_or_else(Vec::new, |_| live.item.own_tags());
         let assessment = learned.assess(id, &own, &facts.tags);
         let evidence = assessment.here;
         let strong = on_prompt && task_points(similarity) >= PROBATION_MIN_TASK_POINTS;
