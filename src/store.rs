@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use redb::{Database, ReadableDatabase, ReadableTable, TableDefinition};
 use serde::{Deserialize, Serialize};
 
-use crate::engine::Pin;
+use crate::engine::{Judgement, Pin};
 use crate::knowledge::{Diagnostic, FileKind, Item};
 use crate::scoring::tag_relevance::TagScore;
 
@@ -37,7 +37,12 @@ const MATCHES: Table = TableDefinition::new("matches");
 const SESSIONS: Table = TableDefinition::new("sessions");
 /// Sessions seen per context (sorted tags joined by `,`).
 const CONTEXTS: Table = TableDefinition::new("contexts");
-const ALL_TABLES: [Table; 9] = [
+/// Every judgement applied, per item in order (`item`, separator, a
+/// zero-padded sequence number): what `evaluate --force` replays.
+const JOURNAL: Table = TableDefinition::new("journal");
+/// The next journal sequence number, in `META`.
+const JOURNAL_NEXT: &str = "journal_next";
+const ALL_TABLES: [Table; 10] = [
     META,
     FILES,
     PROJECTS,
@@ -47,6 +52,7 @@ const ALL_TABLES: [Table; 9] = [
     MATCHES,
     SESSIONS,
     CONTEXTS,
+    JOURNAL,
 ];
 
 /// Separates the parts of a composite key (item, tag).
@@ -112,6 +118,11 @@ impl From<SessionAuditBeforeJudged> for SessionAudit {
     }
 }
 
+/// An item's journal key: sorted by item, then in the order judged.
+fn journal_key(item: &str, seq: u64) -> String {
+    format!("{item}{KEY_SEP}{seq:020}")
+}
+
 /// Decodes a stored session audit of either layout.
 fn decode_audit(bytes: &[u8]) -> Option<SessionAudit> {
     postcard::from_bytes::<SessionAudit>(bytes)
@@ -157,6 +168,13 @@ pub struct LearnedWrite<'a> {
     pub sessions: Vec<(&'a str, &'a SessionAudit)>,
     /// A context's session count.
     pub contexts: Vec<(&'a str, u64)>,
+    /// Tag scores no judgement makes any more: (item, tag).
+    pub tag_scores_removed: Vec<(&'a str, &'a str)>,
+    /// Journal entries to drop: (item, sequence number).
+    pub journal_removed: Vec<(&'a str, u64)>,
+    /// Judgements to journal: (item, its place, the judgement); a place of
+    /// `None` is after every other.
+    pub journal: Vec<(&'a str, Option<u64>, &'a Judgement)>,
 }
 
 /// A file as stored: enough to tell whether it changed, and its contents.
@@ -292,6 +310,9 @@ impl Store {
                 let key = format!("{item}{KEY_SEP}{tag}");
                 table.insert(key.as_str(), postcard::to_allocvec(score)?.as_slice())?;
             }
+            for (item, tag) in &write.tag_scores_removed {
+                table.remove(format!("{item}{KEY_SEP}{tag}").as_str())?;
+            }
             let mut table = txn.open_table(APPLICATIONS)?;
             for (item, applications) in &write.applications {
                 table.insert(*item, postcard::to_allocvec(applications)?.as_slice())?;
@@ -331,9 +352,57 @@ impl Store {
             for (context, sessions) in &write.contexts {
                 table.insert(*context, postcard::to_allocvec(sessions)?.as_slice())?;
             }
+            let mut table = txn.open_table(JOURNAL)?;
+            for (item, seq) in &write.journal_removed {
+                table.remove(journal_key(item, *seq).as_str())?;
+            }
+            if !write.journal.is_empty() {
+                let mut meta = txn.open_table(META)?;
+                let mut next = match meta.get(JOURNAL_NEXT)? {
+                    Some(v) => postcard::from_bytes::<u64>(v.value()).unwrap_or(0),
+                    None => 0,
+                };
+                for (item, at, judgement) in &write.journal {
+                    let seq = at.unwrap_or_else(|| {
+                        next += 1;
+                        next
+                    });
+                    let key = journal_key(item, seq);
+                    table.insert(key.as_str(), postcard::to_allocvec(judgement)?.as_slice())?;
+                }
+                meta.insert(JOURNAL_NEXT, postcard::to_allocvec(&next)?.as_slice())?;
+            }
         }
         txn.commit()?;
         Ok(())
+    }
+
+    /// The judgements applied to `item`, in order, with their sequence
+    /// numbers. Entries that do not decode are skipped: the caller checks
+    /// the journal against the scores before relying on it
+    /// ([`crate::engine::Learned::replays_to_current`]).
+    pub fn journal(&self, item: &str) -> Result<Vec<(u64, Judgement)>, StoreError> {
+        let txn = self.db.begin_read()?;
+        let table = match txn.open_table(JOURNAL) {
+            Ok(t) => t,
+            Err(redb::TableError::TableDoesNotExist(_)) => return Ok(Vec::new()),
+            Err(e) => return Err(e.into()),
+        };
+        let prefix = format!("{item}{KEY_SEP}");
+        let mut out = Vec::new();
+        for entry in table.range(prefix.as_str()..)? {
+            let (key, value) = entry?;
+            let Some(seq) = key.value().strip_prefix(&prefix) else {
+                break;
+            };
+            if let (Ok(seq), Ok(judgement)) = (
+                seq.parse::<u64>(),
+                postcard::from_bytes::<Judgement>(value.value()),
+            ) {
+                out.push((seq, judgement));
+            }
+        }
+        Ok(out)
     }
 
     /// Everything learned, for the engine. Values that do not decode are

@@ -312,13 +312,76 @@ fn an_external_judge_reproduces_the_seed_numbers() {
         Some(0),
         "like every command, `{{\"ok\": ...}}`: {again}"
     );
-    // Re-evaluating a session on request reads its transcript again.
-    daemon.json(&["evaluate", "--force", "s-1"]);
+    // Re-evaluating a session on request reads its transcript again and
+    // puts the new verdicts in place of the old ones: the same verdicts
+    // change nothing.
+    let out = daemon.memctl(&["evaluate", "--force", "s-1"]);
+    assert!(out.status.success(), "{}", stdout(&out));
     let log = daemon.json(&["log", "L-1"]);
-    assert_eq!(tag_line(&log["ok"]["log"][0], "python").2, 3);
-    // Three evaluations averaging below -0.1: filtered for python only.
+    let (score, pos, neg) = tag_line(&log["ok"]["log"][0], "python");
+    assert!(
+        (score + 0.510).abs() < 1e-9 && (pos, neg) == (0, 2),
+        "{log}"
+    );
+    // Three sessions averaging below -0.1: filtered for python only.
+    assert!(lesson_ids(&daemon, "python").contains(&"L-1".to_string()));
+    session(&daemon, "s-3", "python");
+    daemon.json(&["evaluate"]);
     assert!(!lesson_ids(&daemon, "python").contains(&"L-1".to_string()));
     assert!(lesson_ids(&daemon, "rust").contains(&"L-1".to_string()));
+}
+
+#[test]
+fn a_forced_evaluation_replaces_the_sessions_verdicts_in_their_place() {
+    let sandbox = Sandbox::new();
+    let verdict = sandbox.dir.path().join("keep-word");
+    std::fs::write(&verdict, "nothing").unwrap();
+    judged_by(
+        &sandbox,
+        &[
+            "sh",
+            &fixture("judge.sh"),
+            &format!("@{}", verdict.display()),
+        ],
+    );
+    sandbox.write("lessons.yaml", LESSONS);
+    let mut daemon = Daemon::start(&sandbox);
+    session(&daemon, "s-1", "python");
+    daemon.json(&["evaluate"]);
+    session(&daemon, "s-2", "python");
+    daemon.json(&["evaluate"]);
+    let python = |daemon: &Daemon, id: &str| {
+        let log = daemon.json(&["log", id]);
+        tag_line(&log["ok"]["log"][0], "python")
+    };
+    let (score, pos, neg) = python(&daemon, "L-1");
+    assert!((score + 0.510).abs() < 1e-9 && (pos, neg) == (0, 2));
+    // The judge changes its mind about L-1 in s-1: replayed in order,
+    // +1 then -1 gives 0.3 * 0.7 - 0.3 = -0.09, one session each way
+    // (added on top it would be -0.057 over three sessions).
+    std::fs::write(&verdict, "migrations").unwrap();
+    let out = daemon.memctl(&["evaluate", "--force", "s-1"]);
+    assert!(out.status.success(), "{}", stdout(&out));
+    assert!(
+        stdout(&out).contains("s-1: 2 item(s) judged"),
+        "{}",
+        stdout(&out)
+    );
+    let (score, pos, neg) = python(&daemon, "L-1");
+    assert!(
+        (score + 0.09).abs() < 1e-9 && (pos, neg) == (1, 1),
+        "{score} {pos} {neg}"
+    );
+    // L-2 got the same verdict again: unchanged.
+    let (score, pos, neg) = python(&daemon, "L-2");
+    assert!((score + 0.510).abs() < 1e-9 && (pos, neg) == (0, 2));
+    // The journal is stored: after a restart, forcing again with the same
+    // answers changes nothing.
+    daemon.stop();
+    let daemon = Daemon::start(&sandbox);
+    daemon.json(&["evaluate", "--force", "s-1"]);
+    let (score, pos, neg) = python(&daemon, "L-1");
+    assert!((score + 0.09).abs() < 1e-9 && (pos, neg) == (1, 1));
 }
 
 #[test]

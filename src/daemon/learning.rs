@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use crate::engine::{Application, Applications, Learned, Pin, PinChange};
+use crate::engine::{Application, Applications, Judgement, Learned, Pin, PinChange};
 use crate::evaluate::{transcript, Judge, JudgeInput, ShownItem};
 use crate::knowledge::view;
 use crate::protocol::{
@@ -62,8 +62,15 @@ pub fn feedback(
         vec![id.to_string()]
     };
     let pin_state = PinState::of(learned, &changed);
+    let judgement = Judgement {
+        session: None,
+        tags: updated.iter().map(|(t, _)| t.clone()).collect(),
+        raw,
+        weight: FEEDBACK_WEIGHT,
+    };
     let mut write = LearnedWrite {
         tag_scores: updated.iter().map(|(t, s)| (id, t.as_str(), *s)).collect(),
+        journal: vec![(id, None, &judgement)],
         ..LearnedWrite::default()
     };
     pin_state.add_to(&mut write);
@@ -458,12 +465,16 @@ pub fn evaluate(
     for (id, audit) in chosen {
         // Forced: the whole transcript, every item shown. Otherwise what
         // was added since the last evaluation, and the items shown since.
-        let (offset, first_item) = if force.is_some() {
-            (0, 0)
+        let part = if force.is_some() {
+            Part::ALL_AGAIN
         } else {
-            (audit.evaluated_bytes, audit.judged as usize)
+            Part {
+                offset: audit.evaluated_bytes,
+                first_item: audit.judged as usize,
+                again: false,
+            }
         };
-        let outcome = evaluate_one(shared, store, judge, &id, audit, offset, first_item);
+        let outcome = evaluate_one(shared, store, judge, &id, audit, part);
         if outcome.problem.is_some() {
             // To the back of the queue, so one failing session does not
             // hold up the others.
@@ -477,15 +488,39 @@ pub fn evaluate(
     Response::ok(Reply::Evaluated(report))
 }
 
+/// What of a session an evaluation reads and judges.
+#[derive(Clone, Copy)]
+struct Part {
+    /// Transcript bytes already read.
+    offset: u64,
+    /// Items shown, from the first, already judged.
+    first_item: usize,
+    /// Judged again on request: earlier verdicts are replaced.
+    again: bool,
+}
+
+impl Part {
+    /// The whole transcript, every item shown, judged again.
+    const ALL_AGAIN: Part = Part {
+        offset: 0,
+        first_item: 0,
+        again: true,
+    };
+}
+
 fn evaluate_one(
     shared: &Shared,
     store: &Store,
     judge: &Judge,
     id: &str,
     audit: SessionAudit,
-    offset: u64,
-    first_item: usize,
+    part: Part,
 ) -> SessionEvaluation {
+    let Part {
+        offset,
+        first_item,
+        again: rejudge,
+    } = part;
     let problem = |judged: u32, why: String| SessionEvaluation {
         session_id: id.to_string(),
         judged,
@@ -498,7 +533,7 @@ fn evaluate_one(
     };
     let Some(path) = audit.transcript.clone() else {
         // Without a transcript nothing can be judged: the session is done.
-        let _ = commit_session(shared, store, id, &done, &[], None);
+        let _ = commit_session(shared, store, id, &done, &[], None, false);
         return problem(0, "no transcript was recorded for it; skipped".into());
     };
     let chunk = match transcript::read_from(std::path::Path::new(&path), offset) {
@@ -506,7 +541,7 @@ fn evaluate_one(
         Err(err) if err.kind() == std::io::ErrorKind::NotFound => {
             // Gone for good: nothing can be judged, and waiting will not
             // bring it back. The session is done, and says so.
-            let _ = commit_session(shared, store, id, &done, &[], None);
+            let _ = commit_session(shared, store, id, &done, &[], None, false);
             return problem(
                 0,
                 format!("its transcript {path} is gone; skipped, nothing judged"),
@@ -526,8 +561,8 @@ fn evaluate_one(
     };
     if items.is_empty() {
         // Nothing shown since the last evaluation: nothing to judge.
-        return match commit_session(shared, store, id, &done, &[], None) {
-            Ok(()) => SessionEvaluation {
+        return match commit_session(shared, store, id, &done, &[], None, false) {
+            Ok(_) => SessionEvaluation {
                 session_id: id.to_string(),
                 judged: 0,
                 problem: None,
@@ -582,12 +617,28 @@ fn evaluate_one(
             unknown.join(", ")
         ));
     }
-    match commit_session(shared, store, id, &done, &audit.tags, Some(&scores)) {
-        Ok(()) => SessionEvaluation {
-            session_id: id.to_string(),
-            judged,
-            problem: (!why.is_empty()).then(|| why.join("; ")),
-        },
+    match commit_session(
+        shared,
+        store,
+        id,
+        &done,
+        &audit.tags,
+        Some(&scores),
+        rejudge,
+    ) {
+        Ok(added) => {
+            if !added.is_empty() {
+                why.push(format!(
+                    "earlier verdicts on {} predate the journal memd keeps of them: this one was added, not put in their place",
+                    added.join(", ")
+                ));
+            }
+            SessionEvaluation {
+                session_id: id.to_string(),
+                judged,
+                problem: (!why.is_empty()).then(|| why.join("; ")),
+            }
+        }
         Err(err) => problem(0, format!("could not commit: {err}")),
     }
 }
@@ -625,7 +676,11 @@ struct Evaluated {
 /// Applies a session's judgements (evaluator weight 1.0) and what the
 /// evaluation did to its audit: committed first, then made live. The audit
 /// is the live one, so nothing shown or recorded meanwhile is lost; it stays
-/// pending if it changed while the judge ran.
+/// pending if it changed while the judge ran. Re-judged (`rejudge`), an
+/// item's earlier verdicts from this session are replaced, in their place,
+/// and its scores replayed from its journal; an item whose journal does not
+/// account for its scores (judged before the journal was kept) has the new
+/// verdict added, and is returned so the caller can say so.
 fn commit_session(
     shared: &Shared,
     store: &Store,
@@ -633,7 +688,16 @@ fn commit_session(
     done: &Evaluated,
     tags: &[String],
     scores: Option<&BTreeMap<String, f64>>,
-) -> Result<(), crate::store::StoreError> {
+    rejudge: bool,
+) -> Result<Vec<String>, crate::store::StoreError> {
+    // Read before any lock: the journal is only written under the lock
+    // below, and a forced evaluation runs one at a time.
+    let mut journals = BTreeMap::new();
+    if rejudge {
+        for item in scores.into_iter().flatten().map(|(i, _)| i) {
+            journals.insert(item.clone(), store.journal(item)?);
+        }
+    }
     let mut k = shared.write();
     // Knowledge, then sessions: no other path holds the sessions while it
     // takes the knowledge, so this cannot deadlock.
@@ -648,11 +712,65 @@ fn commit_session(
     }
     let mut scratch = k.engine.learned().clone();
     let mut tag_scores = Vec::new();
+    let mut removed = Vec::new();
+    let mut journal = Vec::new();
+    let mut dropped = Vec::new();
     let mut changed = Vec::new();
+    let mut added_not_replaced = Vec::new();
     for (item, raw) in scores.into_iter().flatten() {
         let own = k.engine.own_tags(item);
-        let (updated, changes) = scratch.judge(item, &own, tags, *raw, EVALUATOR_WEIGHT);
-        tag_scores.extend(updated.into_iter().map(|(t, s)| (item.clone(), t, s)));
+        let new = |updated: &[String]| Judgement {
+            session: Some(id.to_string()),
+            tags: updated.to_vec(),
+            raw: *raw,
+            weight: EVALUATOR_WEIGHT,
+        };
+        let entries = journals.remove(item).unwrap_or_default();
+        let earlier: Vec<u64> = entries
+            .iter()
+            .filter(|(_, j)| j.session.as_deref() == Some(id))
+            .map(|(seq, _)| *seq)
+            .collect();
+        let all: Vec<Judgement> = entries.iter().map(|(_, j)| j.clone()).collect();
+        let changes = if earlier.is_empty() || !scratch.replays_to_current(item, &all) {
+            if !earlier.is_empty() {
+                added_not_replaced.push(item.clone());
+            }
+            let (updated, changes) = scratch.judge(item, &own, tags, *raw, EVALUATOR_WEIGHT);
+            let names: Vec<String> = updated.iter().map(|(t, _)| t.clone()).collect();
+            journal.push((item.clone(), None, new(&names)));
+            tag_scores.extend(updated.into_iter().map(|(t, s)| (item.clone(), t, s)));
+            changes
+        } else {
+            // The new verdict takes the first earlier one's place; the
+            // others (there is one unless --force ran before the journal
+            // was complete) go.
+            let absent = scratch.absent(&own, tags);
+            let names: Vec<String> = tags.iter().chain(&absent).cloned().collect();
+            let judgement = new(&names);
+            let replayed: Vec<Judgement> = entries
+                .iter()
+                .filter_map(|(seq, j)| {
+                    if *seq == earlier[0] {
+                        Some(judgement.clone())
+                    } else if earlier.contains(seq) {
+                        None
+                    } else {
+                        Some(j.clone())
+                    }
+                })
+                .collect();
+            let (updated, changes) = scratch.rejudge(item, &replayed, tags);
+            for (tag, score) in updated {
+                match score {
+                    Some(s) => tag_scores.push((item.clone(), tag, s)),
+                    None => removed.push((item.clone(), tag)),
+                }
+            }
+            dropped.extend(earlier.iter().map(|seq| (item.clone(), *seq)));
+            journal.push((item.clone(), Some(earlier[0]), judgement));
+            changes
+        };
         log_pin_changes(item, &changes);
         if !changes.is_empty() {
             changed.push(item.clone());
@@ -664,6 +782,15 @@ fn commit_session(
             .iter()
             .map(|(i, t, s)| (i.as_str(), t.as_str(), *s))
             .collect(),
+        tag_scores_removed: removed
+            .iter()
+            .map(|(i, t)| (i.as_str(), t.as_str()))
+            .collect(),
+        journal_removed: dropped.iter().map(|(i, seq)| (i.as_str(), *seq)).collect(),
+        journal: journal
+            .iter()
+            .map(|(i, at, j)| (i.as_str(), *at, j))
+            .collect(),
         sessions: vec![(id, &audit)],
         ..LearnedWrite::default()
     };
@@ -673,5 +800,5 @@ fn commit_session(
     *learned = scratch;
     drop(k);
     sessions.insert(id.to_string(), audit);
-    Ok(())
+    Ok(added_not_replaced)
 }

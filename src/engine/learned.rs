@@ -83,6 +83,36 @@ pub enum PinChange {
     Unpinned(Vec<String>),
 }
 
+/// One judgement as it was applied to an item's scores. The store keeps
+/// them in order (its journal), so a session judged again (`memctl
+/// evaluate --force`) replaces its verdicts instead of adding to them.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Judgement {
+    /// The session judged; `None` for direct feedback.
+    pub session: Option<String>,
+    /// The tags it updated: the context's, and `!tag` for the item's own
+    /// tags the context lacked.
+    pub tags: Vec<String>,
+    pub raw: f64,
+    pub weight: f64,
+}
+
+/// How close a replayed score must be to the stored one to count as the
+/// same (both are sums of the same terms; only rounding may differ).
+const REPLAY_TOLERANCE: f64 = 1e-9;
+
+/// The scores a run of judgements gives, from nothing.
+pub fn replay(journal: &[Judgement]) -> HashMap<String, TagScore> {
+    let mut scores: HashMap<String, TagScore> = HashMap::new();
+    for judgement in journal {
+        for tag in &judgement.tags {
+            let score = scores.entry(tag.clone()).or_default();
+            *score = score.record(judgement.raw, judgement.weight);
+        }
+    }
+    scores
+}
+
 /// A context: its sorted, distinct tags joined by `,`.
 pub fn context_key(tags: &[String]) -> String {
     let mut sorted: Vec<&str> = tags.iter().map(String::as_str).collect();
@@ -308,12 +338,9 @@ impl Learned {
     /// Applies one judgement of `item` (with its `own` tags) in a context
     /// with `tags`: `raw` in [-1, 1] with `weight` (1.0 evaluator, 2.0
     /// direct feedback), once to each tag and to each of its own tags the
-    /// context lacks ([`Learned::absent`]). Then the pin rules run: each
-    /// automatic pin whose tags are all here is dropped when its average
-    /// falls below 0.2 (and its match counts start over, so an unpin holds
-    /// until new evidence says otherwise); the tag-relevance rule pins for
-    /// this context's informative tags. Returns the updated scores and any
-    /// pin changes.
+    /// context lacks ([`Learned::absent`]); then the pin rules run
+    /// ([`Learned::review_pins`]). Returns the updated scores and any pin
+    /// changes.
     pub fn judge(
         &mut self,
         item: &str,
@@ -330,6 +357,16 @@ impl Learned {
             *score = score.record(raw, weight);
             updated.push((tag.clone(), *score));
         }
+        let changes = self.review_pins(item, tags);
+        (updated, changes)
+    }
+
+    /// The pin rules after `item`'s evidence changed in a context with
+    /// `tags`: each automatic pin whose tags are all here is dropped when
+    /// its average falls below 0.2 (and its match counts start over, so an
+    /// unpin holds until new evidence says otherwise); the tag-relevance
+    /// rule pins for this context's informative tags.
+    pub fn review_pins(&mut self, item: &str, tags: &[String]) -> Vec<PinChange> {
         let mut changes = Vec::new();
         let here: Vec<Pin> = self
             .pins_of(item)
@@ -364,6 +401,55 @@ impl Learned {
             self.add_pin(item, scope.clone());
             changes.push(PinChange::Pinned(scope));
         }
+        changes
+    }
+
+    /// Whether `journal`, replayed, gives `item`'s scores as they are:
+    /// every judgement that made them is in it.
+    pub fn replays_to_current(&self, item: &str, journal: &[Judgement]) -> bool {
+        let replayed = replay(journal);
+        let current = self.tag_scores(item);
+        let same = |a: &TagScore, b: &TagScore| {
+            (a.score - b.score).abs() < REPLAY_TOLERANCE
+                && a.positive == b.positive
+                && a.negative == b.negative
+        };
+        match current {
+            None => replayed.is_empty(),
+            Some(current) => {
+                current.len() == replayed.len()
+                    && current
+                        .iter()
+                        .all(|(tag, s)| replayed.get(tag).is_some_and(|r| same(r, s)))
+            }
+        }
+    }
+
+    /// Sets `item`'s scores to what `journal` replays to (each tag keeps
+    /// the prompts it was held back from), then runs the pin rules for the
+    /// context of `tags`. Returns each tag's new score (`None`: no
+    /// judgement touches it any more) and any pin changes.
+    pub fn rejudge(
+        &mut self,
+        item: &str,
+        journal: &[Judgement],
+        tags: &[String],
+    ) -> (Vec<(String, Option<TagScore>)>, Vec<PinChange>) {
+        let before = self.tag_relevance.remove(item).unwrap_or_default();
+        let mut after = replay(journal);
+        for (tag, score) in after.iter_mut() {
+            score.held = before.get(tag).map_or(0, |b| b.held);
+        }
+        let mut updated: Vec<(String, Option<TagScore>)> = before
+            .keys()
+            .filter(|t| !after.contains_key(*t))
+            .map(|t| (t.clone(), None))
+            .collect();
+        updated.extend(after.iter().map(|(t, s)| (t.clone(), Some(*s))));
+        if !after.is_empty() {
+            self.tag_relevance.insert(item.to_string(), after);
+        }
+        let changes = self.review_pins(item, tags);
         (updated, changes)
     }
 
@@ -598,5 +684,38 @@ mod tests {
         a.record(app(None, None));
         assert_eq!(a.times_applied, 3);
         assert!((a.effectiveness.unwrap() - 0.65).abs() < 1e-9);
+    }
+
+    #[test]
+    fn a_replayed_journal_puts_a_new_verdict_in_the_old_ones_place() {
+        let mut l = Learned::default();
+        let python = tags(&["python"]);
+        let judgement = |raw: f64| Judgement {
+            session: Some("s".into()),
+            tags: python.clone(),
+            raw,
+            weight: 1.0,
+        };
+        l.judge("L-1", &[], &python, -1.0, 1.0);
+        l.judge("L-1", &[], &python, -1.0, 1.0);
+        let journal = vec![judgement(-1.0), judgement(-1.0)];
+        assert!(l.replays_to_current("L-1", &journal));
+        // A journal that misses a judgement does not account for the scores.
+        assert!(!l.replays_to_current("L-1", &journal[..1]));
+        let held = l.hold_back("L-1", &[], &python);
+        assert_eq!(held[0].1.held, 1);
+        // The first verdict turns: +1 then -1 is 0.21 * 0.7 ... = -0.09.
+        let (updated, _) = l.rejudge("L-1", &[judgement(1.0), judgement(-1.0)], &python);
+        let score = updated[0].1.unwrap();
+        assert!((score.score + 0.09).abs() < 1e-9);
+        assert_eq!((score.positive, score.negative, score.held), (1, 1, 1));
+        // A tag no judgement touches any more is removed.
+        let go = Judgement {
+            tags: tags(&["go"]),
+            ..judgement(1.0)
+        };
+        let (updated, _) = l.rejudge("L-1", &[go], &python);
+        assert!(updated.contains(&("python".to_string(), None)));
+        assert_eq!(l.tag_score("L-1", "python"), None);
     }
 }

@@ -29,7 +29,7 @@ use crate::knowledge::{load_file, Body, Diagnostic, FileKind, FileLoad, Item};
 use crate::protocol::{Answer, Explanation, Kind, Query, SearchHit};
 use crate::text::{DocId, Field, TextIndex};
 
-pub use learned::{context_key, Application, Applications, Learned, Pin, PinChange};
+pub use learned::{context_key, Application, Applications, Judgement, Learned, Pin, PinChange};
 
 /// Which queries see a file's items: [`GLOBAL`], or a registered project.
 pub type ScopeId = u32;
