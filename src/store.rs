@@ -79,6 +79,42 @@ pub struct SessionAudit {
     /// How many of `shown`, from the first, have been judged: an item is
     /// judged once, by the first evaluation after it was shown.
     pub judged: u32,
+    /// The mark ([`crate::evaluate::prompt_mark`]) of the prompt each item
+    /// was shown on; items shown at session start have none. The built-in
+    /// judge reads only what the agent did after that prompt.
+    pub shown_on: std::collections::BTreeMap<String, u64>,
+}
+
+/// A session audit as stored before it kept the prompts items were shown
+/// on; read with none (the judge then reads the whole new part).
+#[derive(Deserialize)]
+struct SessionAuditBeforeShownOn {
+    shown: Vec<String>,
+    tags: Vec<String>,
+    repo: Option<String>,
+    transcript: Option<String>,
+    ended: bool,
+    evaluated_bytes: u64,
+    processed: bool,
+    updated_at: i64,
+    judged: u32,
+}
+
+impl From<SessionAuditBeforeShownOn> for SessionAudit {
+    fn from(old: SessionAuditBeforeShownOn) -> Self {
+        SessionAudit {
+            shown: old.shown,
+            tags: old.tags,
+            repo: old.repo,
+            transcript: old.transcript,
+            ended: old.ended,
+            evaluated_bytes: old.evaluated_bytes,
+            processed: old.processed,
+            updated_at: old.updated_at,
+            judged: old.judged,
+            shown_on: Default::default(),
+        }
+    }
 }
 
 /// A session audit as stored before `judged` existed; read and converted,
@@ -114,6 +150,7 @@ impl From<SessionAuditBeforeJudged> for SessionAudit {
             processed: old.processed,
             updated_at: old.updated_at,
             judged,
+            shown_on: Default::default(),
         }
     }
 }
@@ -127,6 +164,11 @@ fn journal_key(item: &str, seq: u64) -> String {
 fn decode_audit(bytes: &[u8]) -> Option<SessionAudit> {
     postcard::from_bytes::<SessionAudit>(bytes)
         .ok()
+        .or_else(|| {
+            postcard::from_bytes::<SessionAuditBeforeShownOn>(bytes)
+                .ok()
+                .map(SessionAudit::from)
+        })
         .or_else(|| {
             postcard::from_bytes::<SessionAuditBeforeJudged>(bytes)
                 .ok()
@@ -624,9 +666,33 @@ mod tests {
         assert_eq!((pending.judged, pending.updated_at), (0, 9));
         let evaluated = decode_audit(&old(120, true)).unwrap();
         assert_eq!(evaluated.judged, 2);
+        // The layout with `judged` but no prompt marks.
+        #[derive(Serialize)]
+        struct WithJudged<'a> {
+            old: Old<'a>,
+            judged: u32,
+        }
+        let with_judged = postcard::to_allocvec(&WithJudged {
+            old: Old {
+                shown: &["P-1"],
+                tags: &[],
+                repo: None,
+                transcript: None,
+                ended: false,
+                evaluated_bytes: 0,
+                processed: false,
+                updated_at: 3,
+            },
+            judged: 1,
+        })
+        .unwrap();
+        let read = decode_audit(&with_judged).unwrap();
+        assert_eq!((read.judged, read.updated_at), (1, 3));
+        assert!(read.shown_on.is_empty());
         // And the current layout round-trips as itself.
         let now = SessionAudit {
             judged: 1,
+            shown_on: [("P-1".to_string(), 7)].into(),
             ..evaluated.clone()
         };
         assert_eq!(

@@ -438,6 +438,62 @@ fn the_builtin_judge_finds_evidence_in_the_transcript() {
 }
 
 #[test]
+fn the_builtin_judge_reads_only_what_came_after_the_prompt_that_showed_an_item() {
+    let sandbox = Sandbox::new();
+    sandbox.write(
+        "gotchas.yaml",
+        "gotchas:\n  - {id: G-1, title: Redis cache keys go stale after a write, fix: Invalidate the cache key in the same transaction, category: cache}\n",
+    );
+    let daemon = Daemon::start(&sandbox);
+    let shown = |task: &str| {
+        let v = daemon.json(&["query", "--task", task, "--tags", "go", "--session", "p-1"]);
+        v["ok"]["answer"]["items"].as_array().unwrap().len()
+    };
+    let line = |role: &str, text: &str| {
+        let content = if role == "user" {
+            serde_json::json!(text)
+        } else {
+            serde_json::json!([{"type": "text", "text": text}])
+        };
+        serde_json::json!({"type": role, "message": {"role": role, "content": content}}).to_string()
+    };
+    // The first prompt shows nothing; the agent's reply to it happens to
+    // be all about the cache. The second prompt shows G-1, and the agent
+    // only says ok: what it did before G-1 was shown is no evidence.
+    assert_eq!(shown("rename the helper module"), 0);
+    assert_eq!(shown("why do redis cache keys go stale"), 1);
+    let transcript = sandbox.dir.path().join("p-1.jsonl");
+    std::fs::write(
+        &transcript,
+        [
+            line("user", "rename the helper module"),
+            line(
+                "assistant",
+                "Renamed it. I also invalidate the redis cache key in the same transaction after a write, so keys never go stale.",
+            ),
+            line("user", "why do redis cache keys  go stale"),
+            line("assistant", "ok"),
+        ]
+        .join("\n")
+            + "\n",
+    )
+    .unwrap();
+    daemon.json(&[
+        "session-end",
+        "p-1",
+        "--transcript",
+        transcript.to_str().unwrap(),
+    ]);
+    daemon.json(&["evaluate"]);
+    let log = daemon.json(&["log", "G-1"]);
+    let (score, pos, neg) = tag_line(&log["ok"]["log"][0], "go");
+    assert!(
+        (score + 0.3).abs() < 1e-9 && (pos, neg) == (0, 1),
+        "judged on the work before it was shown: {log}"
+    );
+}
+
+#[test]
 fn a_session_that_goes_on_after_an_evaluation_has_each_item_judged_once() {
     let sandbox = Sandbox::new();
     sandbox.write(

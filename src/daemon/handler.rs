@@ -183,9 +183,14 @@ impl Handler {
             let mut sessions = self.shared.sessions();
             new_session = !sessions.contains_key(id);
             let audit = sessions.entry(id.to_string()).or_default();
+            let prompt =
+                (!query.task.trim().is_empty()).then(|| crate::evaluate::prompt_mark(&query.task));
             for item in &answer.items {
                 if !audit.shown.contains(&item.id) {
                     audit.shown.push(item.id.clone());
+                    if let Some(mark) = prompt {
+                        audit.shown_on.insert(item.id.clone(), mark);
+                    }
                 }
             }
             for tag in &tags {

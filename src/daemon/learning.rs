@@ -571,7 +571,29 @@ fn evaluate_one(
         };
     }
     let text = crate::evaluate::excerpt(&chunk.turns);
-    let work = crate::evaluate::agent_work(&chunk.turns);
+    // What the agent did after each item was shown, computed once a prompt.
+    let marks: Vec<Option<u64>> = items
+        .iter()
+        .map(|i| audit.shown_on.get(&i.id).copied())
+        .collect();
+    let mut done_after: Vec<(Option<u64>, String)> = Vec::new();
+    for mark in &marks {
+        if !done_after.iter().any(|(m, _)| m == mark) {
+            done_after.push((
+                *mark,
+                crate::evaluate::agent_work_after(&chunk.turns, *mark),
+            ));
+        }
+    }
+    let work: Vec<&str> = marks
+        .iter()
+        .map(|mark| {
+            done_after
+                .iter()
+                .find(|(m, _)| m == mark)
+                .map_or("", |(_, w)| w.as_str())
+        })
+        .collect();
     let input = JudgeInput {
         session_id: id,
         tags: &audit.tags,

@@ -2,12 +2,14 @@
 //! score in [-1, 1] per item, or none when the judge cannot tell.
 //!
 //! - The built-in judge needs no network: it looks in what the agent did
-//!   (its replies, its tool calls and their inputs, its edits: the
-//!   assistant's side of the transcript) for the item's topic (its title's
+//!   after the item was shown (its replies, its tool calls and their
+//!   inputs, its edits: the assistant's side of the transcript, from the
+//!   prompt that showed the item on) for the item's topic (its title's
 //!   terms) and its advice (the solution, fix or instead's terms). The
-//!   user's prompts, tool outputs and memd's injected block are never
-//!   evidence: the items were chosen because they match the prompt, so the
-//!   prompt would confirm every one of them.
+//!   user's prompts, tool outputs, memd's injected block and the agent's
+//!   work before the item was shown are never evidence: the items were
+//!   chosen because they match the prompt, so the prompt would confirm
+//!   every one of them.
 //! - A command judge (an LLM CLI, say) gets one JSON document on stdin and
 //!   answers JSON scores on stdout, within a timeout.
 
@@ -73,10 +75,11 @@ pub struct JudgeInput<'a> {
     pub repo: Option<&'a str>,
     /// The new part of the transcript, as `role: text` lines.
     pub transcript: &'a str,
-    /// What the agent did in it: the assistant's turns only. The built-in
+    /// What the agent did after each item (in `items`' order) was shown:
+    /// the assistant's turns after the prompt that showed it. The built-in
     /// judge reads this; a command judge gets the whole transcript.
     #[serde(skip)]
-    pub work: &'a str,
+    pub work: &'a [&'a str],
     pub items: &'a [ShownItem],
 }
 
@@ -127,12 +130,21 @@ fn share(wanted: &HashSet<String>, present: &HashSet<String>) -> f64 {
 /// The built-in judge: +1 when the topic or the advice shows up in what
 /// the agent did, -1 when neither does, nothing in between.
 pub fn builtin(input: &JudgeInput<'_>) -> BTreeMap<String, f64> {
-    let present: HashSet<String> = terms(input.work).into_iter().collect();
+    let mut seen: Vec<(&str, HashSet<String>)> = Vec::new();
     let mut scores = BTreeMap::new();
-    for item in input.items {
+    for (i, item) in input.items.iter().enumerate() {
+        let work = input.work.get(i).copied().unwrap_or_default();
+        let at = match seen.iter().position(|(w, _)| *w == work) {
+            Some(at) => at,
+            None => {
+                seen.push((work, terms(work).into_iter().collect()));
+                seen.len() - 1
+            }
+        };
+        let present = &seen[at].1;
         let topic: HashSet<String> = terms(&item.title).into_iter().collect();
         let advice: HashSet<String> = terms(&item.advice).into_iter().collect();
-        let (t, a) = (share(&topic, &present), share(&advice, &present));
+        let (t, a) = (share(&topic, present), share(&advice, present));
         if t >= TOPIC_EVIDENCE || a >= ADVICE_EVIDENCE {
             scores.insert(item.id.clone(), 1.0);
         } else if t < NO_EVIDENCE && a < NO_EVIDENCE {
@@ -285,7 +297,7 @@ mod tests {
             tags: &[],
             repo: None,
             transcript,
-            work: "the duplicate insert raised Postgres error 23505; I catch code 23505 now. services on port 3000",
+            work: &["the duplicate insert raised Postgres error 23505; I catch code 23505 now. services on port 3000"; 3],
             items: &items,
         };
         let scores = builtin(&input);
@@ -305,24 +317,25 @@ mod tests {
             "Expired tokens in server handlers",
             "Refresh the token before retrying the handler",
         )];
-        let input = |work| JudgeInput {
-            session_id: "s",
-            tags: &[],
-            repo: None,
-            transcript:
-                "user: review server handlers, we keep getting expired tokens\nassistant: ok",
-            work,
-            items: &items,
+        let verdict = |work: &str| {
+            builtin(&JudgeInput {
+                session_id: "s",
+                tags: &[],
+                repo: None,
+                transcript:
+                    "user: review server handlers, we keep getting expired tokens\nassistant: ok",
+                work: &[work],
+                items: &items,
+            })
+            .get("L-7")
+            .copied()
         };
         // The agent answered "ok": the prompt's words are no evidence.
-        assert_eq!(builtin(&input("ok")).get("L-7"), Some(&-1.0));
+        assert_eq!(verdict("ok"), Some(-1.0));
         // The agent's own work on the topic is.
         assert_eq!(
-            builtin(&input(
-                "[Edit] refresh the expired token in server handlers before retrying"
-            ))
-            .get("L-7"),
-            Some(&1.0)
+            verdict("[Edit] refresh the expired token in server handlers before retrying"),
+            Some(1.0)
         );
     }
 
@@ -370,7 +383,7 @@ mod tests {
             tags: &[],
             repo: None,
             transcript: "t",
-            work: "",
+            work: &[],
             items,
         }
     }
