@@ -5,6 +5,12 @@
 //! real loaders, then times one query at a time and prints p50 / p99 / max.
 //! Pass sizes to run only some: `cargo bench --bench query -- 10000`.
 //! Budget (SPEC section 10): p99 < 1 ms at 10k items, < 10 ms at 100k.
+//!
+//! Each size is timed twice: with nothing learned, then after
+//! [`LEARNED_SESSIONS`] sessions played through the engine (each query's
+//! lessons shown, counted for the match-count pin and judged relevant or
+//! not at random, the lessons held back aged), so tag scores, absent-tag
+//! scores, filters, probation and scoped pins are all on the query path.
 
 mod corpus;
 
@@ -21,6 +27,91 @@ fn percentile(sorted: &[Duration], p: f64) -> Duration {
     sorted[idx]
 }
 
+/// Sessions played to build learned state before the second timing.
+const LEARNED_SESSIONS: usize = 3_000;
+
+/// A query like a session's prompt, from one of ten repositories, each
+/// with its two workspace tags (as a hook derives them).
+fn query(rng: &mut Rng, vocab: &[String]) -> Query {
+    let repo = rng.below(10);
+    Query {
+        task: {
+            let words = 5 + rng.below(8);
+            sentence(rng, vocab, words)
+        },
+        agent: Some(ROLES[rng.below(ROLES.len())].to_string()),
+        product: Some(format!("p{}", rng.below(5))),
+        repo: Some(format!("repo{repo}")),
+        tags: vec![vocab[3 * repo].clone(), vocab[(7 * repo + 1) % 50].clone()],
+        now: Some("2026-11-22T12:00:00Z".into()),
+        ..Query::default()
+    }
+}
+
+/// Plays `sessions` sessions of a prompt each (drawn from `prompts`: the
+/// same work comes back) through the engine and
+/// learns from them as the daemon does: the context's session clock,
+/// the match counts of the lessons shown, a verdict on each, and the
+/// lessons held back aged. Returns the tag
+/// scores and pins there are then.
+fn learn(engine: &mut Engine, rng: &mut Rng, prompts: &[Query], sessions: usize) -> (usize, usize) {
+    let none = std::collections::HashSet::new();
+    for _ in 0..sessions {
+        let q = &prompts[rng.below(prompts.len())];
+        let answered = engine.answer(q, &none).unwrap();
+        let lessons: Vec<String> = answered
+            .answer
+            .items
+            .iter()
+            .filter(|i| i.kind == memd::protocol::Kind::Lesson)
+            .map(|i| i.id.clone())
+            .collect();
+        let owns: Vec<Vec<String>> = lessons.iter().map(|l| engine.own_tags(l)).collect();
+        let held: Vec<Vec<String>> = answered
+            .held_back
+            .iter()
+            .map(|l| engine.own_tags(l))
+            .collect();
+        let learned = engine.learned_mut();
+        learned.observe_session(&q.tags);
+        for (lesson, own) in answered.held_back.iter().zip(&held) {
+            learned.hold_back(lesson, own, &q.tags);
+        }
+        for (lesson, own) in lessons.iter().zip(&owns) {
+            learned.shown(lesson, &q.tags);
+            // A third of the lessons help nine times in ten, the others
+            // three in ten: some are pinned, some filtered.
+            let helps = if lesson.bytes().map(usize::from).sum::<usize>() % 3 == 0 {
+                9
+            } else {
+                3
+            };
+            let raw = if rng.below(10) < helps { 1.0 } else { -1.0 };
+            learned.judge(lesson, own, &q.tags, raw, 1.0);
+        }
+    }
+    // memd's coverage rule keeps topic lessons from pinning themselves;
+    // for the worst case, pin every lesson the seed's rule alone would
+    // (average above 0.6 over 5 or more sessions), scoped to its context.
+    let learned = engine.learned_mut();
+    for q in prompts {
+        let ids: Vec<String> = learned.tag_relevance.keys().cloned().collect();
+        for id in ids {
+            let e = learned.evidence(&id, &q.tags);
+            if e.avg > 0.6 && e.evals >= 5.0 && !learned.is_pinned(&id, &q.tags) {
+                learned.pins.entry(id).or_default().push(memd::engine::Pin {
+                    manual: false,
+                    tags: q.tags.clone(),
+                });
+            }
+        }
+    }
+    let learned = engine.learned();
+    let scores = learned.tag_relevance.values().map(|s| s.len()).sum();
+    let pins = learned.pins.values().map(|p| p.len()).sum();
+    (scores, pins)
+}
+
 fn bench(items: usize) {
     let vocab = vocabulary();
     let mut rng = Rng(items as u64);
@@ -32,20 +123,42 @@ fn bench(items: usize) {
     let load = started.elapsed();
     let loaded: usize = engine.counts().items.values().sum();
 
-    let queries: Vec<Query> = (0..200)
-        .map(|_| Query {
-            task: {
-                let words = 5 + rng.below(8);
-                sentence(&mut rng, &vocab, words)
-            },
-            agent: Some(ROLES[rng.below(ROLES.len())].to_string()),
-            product: Some(format!("p{}", rng.below(5))),
-            repo: Some(format!("repo{}", rng.below(10))),
-            tags: vec![vocab[rng.zipf(50)].clone(), vocab[rng.zipf(50)].clone()],
-            now: Some("2026-11-22T12:00:00Z".into()),
-            ..Query::default()
+    let queries: Vec<Query> = (0..200).map(|_| query(&mut rng, &vocab)).collect();
+    time(
+        &engine,
+        &queries,
+        items,
+        &format!("({loaded} loaded in {load:.2?}), nothing learned"),
+    );
+    let started = Instant::now();
+    let (scores, pins) = learn(&mut engine, &mut rng, &queries, LEARNED_SESSIONS);
+    time(
+        &engine,
+        &queries,
+        items,
+        &format!(
+            "after {LEARNED_SESSIONS} judged sessions ({scores} tag scores, {pins} automatic pins, learned in {:.2?})",
+            started.elapsed()
+        ),
+    );
+    // Session start, as the hook asks: no task, experience and lessons,
+    // pinned lessons first.
+    let starts: Vec<Query> = queries
+        .iter()
+        .map(|q| Query {
+            task: String::new(),
+            kinds: vec![
+                memd::protocol::Kind::Experience,
+                memd::protocol::Kind::Lesson,
+            ],
+            ..q.clone()
         })
         .collect();
+    time(&engine, &starts, items, "session starts, learned as above");
+}
+
+/// Times each of `queries` one at a time, in rounds, and prints the figures.
+fn time(engine: &Engine, queries: &[Query], items: usize, what: &str) {
     let rounds = if items >= 100_000 { 3 } else { 15 };
     for q in queries.iter().take(20) {
         engine.query(q).unwrap();
@@ -53,7 +166,7 @@ fn bench(items: usize) {
     let mut times = Vec::with_capacity(queries.len() * rounds);
     let mut chars = 0usize;
     for _ in 0..rounds {
-        for q in &queries {
+        for q in queries {
             let t = Instant::now();
             let answer = engine.query(q).unwrap();
             times.push(t.elapsed());
@@ -62,8 +175,7 @@ fn bench(items: usize) {
     }
     times.sort();
     println!(
-        "{items:>7} items ({loaded} loaded in {:.2?}): {} queries, p50 {:.3?}, p99 {:.3?}, max {:.3?}, mean block {} bytes",
-        load,
+        "{items:>7} items {what}: {} queries, p50 {:.3?}, p99 {:.3?}, max {:.3?}, mean block {} bytes",
         times.len(),
         percentile(&times, 0.50),
         percentile(&times, 0.99),

@@ -271,6 +271,17 @@ impl Learned {
     /// of `tags`, and the verdict ([`verdict_where`]).
     pub fn assess(&self, item: &str, own: &[String], tags: &[String]) -> Assessment {
         let scores = self.tag_scores(item);
+        if scores.is_none() {
+            // Nothing learned about it: no evidence either way (the common
+            // case on the query path, decided without a tag's weight).
+            let none = Evidence::default();
+            return Assessment {
+                here: none,
+                absent: none,
+                absent_tags: self.absent(own, tags),
+                verdict: verdict_where(none, none),
+            };
+        }
         let here = evidence_over(scores, tags, |tag| self.weight(tag));
         let absent_tags = self.absent(own, tags);
         let absent = evidence_over(scores, &absent_tags, |_| 1.0);
