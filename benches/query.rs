@@ -9,8 +9,8 @@
 //! Each size is timed twice: with nothing learned, then after
 //! [`LEARNED_SESSIONS`] sessions played through the engine (each query's
 //! lessons shown, counted for the match-count pin and judged relevant or
-//! not at random, the lessons held back aged), so tag scores, absent-tag
-//! scores, filters, probation and scoped pins are all on the query path.
+//! not at random, the lessons held back aged), so tag scores, evidence
+//! elsewhere, filters, probation and scoped pins are all on the query path.
 
 mod corpus;
 

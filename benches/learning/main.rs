@@ -424,12 +424,12 @@ impl<'w> Run<'w> {
             let Some(l) = self.lesson(id) else { continue };
             let d = &it["dimensions"];
             eprintln!(
-                "  {} {id} t{} {:?}{} {:?} sim {:.2} band {} lex {} tag {} evals {:.2} avg {:.2} absent {:.2}/{:.2} {}",
+                "  {} {id} t{} {:?}{} {:?} sim {:.2} band {} lex {} tag {} evals {:.2} avg {:.2} elsewhere {:.2}/{:.2} {}",
                 if self.relevant(l, repo, topic) { "+" } else { "-" },
                 l.topic, l.scope, if l.obsolete { " OBS" } else { "" }, l.tags,
                 d["similarity"].as_f64().unwrap_or(0.0), d["task_band"], d["lexical_rank"], d["tag_rank"],
                 d["tag_evals"].as_f64().unwrap_or(0.0), d["tag_avg"].as_f64().unwrap_or(0.0),
-                d["absent_tag_evals"].as_f64().unwrap_or(0.0), d["absent_tag_avg"].as_f64().unwrap_or(0.0), l.text
+                d["elsewhere_evals"].as_f64().unwrap_or(0.0), d["elsewhere_avg"].as_f64().unwrap_or(0.0), l.text
             );
         }
         for l in self

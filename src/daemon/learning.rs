@@ -767,8 +767,8 @@ fn commit_session(
             // The new verdict takes the first earlier one's place; the
             // others (there is one unless --force ran before the journal
             // was complete) go.
-            let absent = scratch.absent(&own, tags);
-            let names: Vec<String> = tags.iter().chain(&absent).cloned().collect();
+            let elsewhere = scratch.elsewhere(&own, tags);
+            let names: Vec<String> = tags.iter().chain(&elsewhere).cloned().collect();
             let judgement = new(&names);
             let replayed: Vec<Judgement> = entries
                 .iter()

@@ -186,7 +186,20 @@ pub(super) fn explain(
                 Err(why) => format!("structural prerequisites: {why} (a hard gate)"),
             });
             let learned = engine.learned();
-            let assessment = learned.assess(id, &item.own_tags(), &facts.tags);
+            let own = item.own_tags();
+            let another_stack =
+                lesson::for_another_stack(own.iter().map(String::as_str), &facts.tags, |t| {
+                    learned.seen_tag(t)
+                });
+            put("another_stack", f64::from(u8::from(another_stack)));
+            if another_stack {
+                reasons.push(format!(
+                    "written for another stack: its own tags [{}] name a workspace memd has seen, and none is among [{}]; on a prompt it comes after every lesson that is not",
+                    own.join(", "),
+                    facts.tags.join(", ")
+                ));
+            }
+            let assessment = learned.assess(id, &own, &facts.tags);
             let e = assessment.here;
             put("tag_avg", e.avg);
             put("tag_evals", e.evals);
@@ -204,22 +217,22 @@ pub(super) fn explain(
                 e.evals,
                 e.held
             );
-            let elsewhere = if assessment.absent_tags.is_empty() {
+            let elsewhere = if assessment.elsewhere_tags.is_empty() {
                 String::new()
             } else {
-                let a = assessment.absent;
-                put("absent_tag_avg", a.avg);
-                put("absent_tag_evals", a.evals);
+                let a = assessment.elsewhere;
+                put("elsewhere_avg", a.avg);
+                put("elsewhere_evals", a.evals);
                 format!(
                     "; where its own tags were absent ([{}]): average {:.3} over {:.1} judged sessions, held back from {:.0} prompts since",
-                    assessment.absent_tags.join(", "),
+                    assessment.elsewhere_tags.join(", "),
                     a.avg,
                     a.evals,
                     a.held
                 )
             };
             let over = format!("{over}{elsewhere}");
-            // Decided by where its own tags were absent, not by this context.
+            // Decided by its evidence elsewhere, not by this context's.
             let by_absence = matches!(verdict(e), TagVerdict::Boost(_))
                 && !matches!(assessment.verdict, TagVerdict::Boost(_));
             let which = if by_absence {
@@ -227,7 +240,7 @@ pub(super) fn explain(
             } else {
                 "here"
             };
-            let deciding = if by_absence { assessment.absent } else { e };
+            let deciding = if by_absence { assessment.elsewhere } else { e };
             let wait = tag_relevance::probation_wait(deciding.evals);
             reasons.push(match assessment.verdict {
                 TagVerdict::Filtered => format!(

@@ -158,10 +158,10 @@ fn evidence_over(
 pub struct Assessment {
     /// Over the context's tags.
     pub here: Evidence,
-    /// Over the item's own tags this context lacks ([`Learned::absent`]).
-    pub absent: Evidence,
+    /// Elsewhere ([`Learned::elsewhere`]): where its own tags were absent.
+    pub elsewhere: Evidence,
     /// Those tags, as `!tag`.
-    pub absent_tags: Vec<String>,
+    pub elsewhere_tags: Vec<String>,
     /// Filtered, on probation, or kept with a boost.
     pub verdict: TagVerdict,
 }
@@ -231,6 +231,11 @@ impl Learned {
         tag_weight(df, self.contexts.len() as u32)
     }
 
+    /// Whether some context has had `tag` (lower case): a workspace tag.
+    pub fn seen_tag(&self, tag: &str) -> bool {
+        self.tag_stats.contains_key(tag)
+    }
+
     /// Sessions seen with `tag`.
     pub fn clock(&self, tag: &str) -> u64 {
         self.tag_stats.get(tag).map_or(0, |s| s.1)
@@ -257,10 +262,11 @@ impl Learned {
         evidence_over(self.tag_scores(item), tags, |tag| self.weight(tag))
     }
 
-    /// Of an item's `own` tags, those that some context has had but
-    /// `tags` lacks, each as `!tag`: the contexts its author did not write
-    /// it for. Tags no context ever had (`security`) say nothing here.
-    pub fn absent(&self, own: &[String], tags: &[String]) -> Vec<String> {
+    /// Where an item's evidence counts besides this context's tags: each
+    /// of its `own` tags that some context has had but `tags` lacks, as
+    /// `!tag`: the contexts its author did not write it for. Tags no
+    /// context ever had (`security`) say nothing here.
+    pub fn elsewhere(&self, own: &[String], tags: &[String]) -> Vec<String> {
         own.iter()
             .filter(|t| self.tag_stats.contains_key(*t) && !tags.contains(t))
             .map(|t| format!("!{t}"))
@@ -277,25 +283,25 @@ impl Learned {
             let none = Evidence::default();
             return Assessment {
                 here: none,
-                absent: none,
-                absent_tags: self.absent(own, tags),
+                elsewhere: none,
+                elsewhere_tags: self.elsewhere(own, tags),
                 verdict: verdict_where(none, none),
             };
         }
         let here = evidence_over(scores, tags, |tag| self.weight(tag));
-        let absent_tags = self.absent(own, tags);
-        let absent = evidence_over(scores, &absent_tags, |_| 1.0);
+        let elsewhere_tags = self.elsewhere(own, tags);
+        let elsewhere = evidence_over(scores, &elsewhere_tags, |_| 1.0);
         Assessment {
             here,
-            absent,
-            absent_tags,
-            verdict: verdict_where(here, absent),
+            elsewhere,
+            elsewhere_tags,
+            verdict: verdict_where(here, elsewhere),
         }
     }
 
     /// Counts one prompt `item` (with its `own` tags) matched but was held
     /// back from, filtered on its evidence in the context of `tags`: each
-    /// of those tags' scores, and those of its own tags absent here, ages
+    /// of those tags' scores, and those of its evidence elsewhere, ages
     /// by one. Returns the scores changed, for the store.
     pub fn hold_back(
         &mut self,
@@ -303,12 +309,12 @@ impl Learned {
         own: &[String],
         tags: &[String],
     ) -> Vec<(String, TagScore)> {
-        let absent = self.absent(own, tags);
+        let elsewhere = self.elsewhere(own, tags);
         let Some(scores) = self.tag_relevance.get_mut(item) else {
             return Vec::new();
         };
         tags.iter()
-            .chain(&absent)
+            .chain(&elsewhere)
             .filter_map(|tag| {
                 let score = scores.get_mut(tag)?;
                 *score = score.held_back();
@@ -349,7 +355,7 @@ impl Learned {
     /// Applies one judgement of `item` (with its `own` tags) in a context
     /// with `tags`: `raw` in [-1, 1] with `weight` (1.0 evaluator, 2.0
     /// direct feedback), once to each tag and to each of its own tags the
-    /// context lacks ([`Learned::absent`]); then the pin rules run
+    /// context lacks ([`Learned::elsewhere`]); then the pin rules run
     /// ([`Learned::review_pins`]). Returns the updated scores and any pin
     /// changes.
     pub fn judge(
@@ -360,10 +366,10 @@ impl Learned {
         raw: f64,
         weight: f64,
     ) -> (Vec<(String, TagScore)>, Vec<PinChange>) {
-        let absent = self.absent(own, tags);
+        let elsewhere = self.elsewhere(own, tags);
         let scores = self.tag_relevance.entry(item.to_string()).or_default();
         let mut updated = Vec::new();
-        for tag in tags.iter().chain(&absent) {
+        for tag in tags.iter().chain(&elsewhere) {
             let score = scores.entry(tag.clone()).or_default();
             *score = score.record(raw, weight);
             updated.push((tag.clone(), *score));
@@ -603,9 +609,9 @@ mod tests {
         }
         l.judge("L-6", &[], &tags(&["go"]), 1.0, 1.0);
         assert_eq!(verdict(l.evidence("L-6", &here)), TagVerdict::Filtered);
-        // Six judged sessions wait 3 x log2(7) = 8.4 prompts.
+        // Six judged sessions wait 3 x 6 = 18 prompts.
         let mut aged = Vec::new();
-        for _ in 0..8 {
+        for _ in 0..17 {
             aged = l.hold_back("L-6", &[], &tags(&["billing", "linux", "python"]));
         }
         assert_eq!(aged.len(), 2, "only the tags with evidence: {aged:?}");
@@ -632,7 +638,7 @@ mod tests {
         }
         let own = tags(&["go", "security"]);
         assert_eq!(
-            l.absent(&own, &billing),
+            l.elsewhere(&own, &billing),
             tags(&["!go"]),
             "security: no context had it"
         );
@@ -642,7 +648,7 @@ mod tests {
         // Never judged in the shop, yet filtered there: it lacks `go` too.
         let there = l.assess("L-7", &own, &shop);
         assert_eq!(there.here, Evidence::default());
-        assert_eq!(there.absent_tags, tags(&["!go"]));
+        assert_eq!(there.elsewhere_tags, tags(&["!go"]));
         assert_eq!(there.verdict, TagVerdict::Filtered);
         // Where its own tag is, nothing learned elsewhere applies.
         assert_eq!(

@@ -2,7 +2,9 @@
 //! reciprocal rank fusion of the rankings available, inside the prompt's
 //! lead: a lesson's task band (the rubric's task points) orders first, so
 //! workspace tags and learned relevance refine the order among lessons that
-//! match alike and never lift a weak match over a strong one.
+//! match alike and never lift a weak match over a strong one. memd adds one
+//! prior: a lesson whose own tags name another workspace's stack, and none
+//! of this one's, comes after the lessons that fit ([`for_another_stack`]).
 
 use crate::knowledge::item::Prerequisites;
 
@@ -20,13 +22,51 @@ pub const MIN_TASK_SIMILARITY: f64 = 0.12;
 /// only on a task match worth at least these rubric points.
 pub const PROBATION_MIN_TASK_POINTS: u8 = 2;
 
-/// Where a candidate lesson stands on a prompt, best first: its task band
-/// (rubric points 1..=3 from its similarity), then its fused score (RRF of
-/// the lexical and tag ranks plus the learned boost), then its similarity.
-pub fn prompt_order(a: (u8, f64, f64), b: (u8, f64, f64)) -> std::cmp::Ordering {
-    b.0.cmp(&a.0)
-        .then(b.1.total_cmp(&a.1))
-        .then(b.2.total_cmp(&a.2))
+/// Where a candidate lesson stands on a prompt.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PromptRank {
+    /// Not written for another stack ([`for_another_stack`]).
+    pub fits: bool,
+    /// Its task band: the rubric's task points (1..=3) from its similarity.
+    pub band: u8,
+    /// RRF of the lexical and tag ranks, plus the learned boost.
+    pub fused: f64,
+    pub similarity: f64,
+}
+
+/// Best first: lessons that fit the workspace before those written for
+/// another stack, then by task band, fused score and similarity. Workspace
+/// tags never lift a lesson over a stronger match: the tag ranking and the
+/// learned boost only order lessons of one band, and a lesson written for
+/// another stack is only set after the lessons that are not.
+pub fn prompt_order(a: PromptRank, b: PromptRank) -> std::cmp::Ordering {
+    b.fits
+        .cmp(&a.fits)
+        .then(b.band.cmp(&a.band))
+        .then(b.fused.total_cmp(&a.fused))
+        .then(b.similarity.total_cmp(&a.similarity))
+}
+
+/// memd: whether a lesson was written for another stack: one of its own
+/// tags (`own`: its `tags` and its prerequisites' `tags`) names a
+/// workspace memd has seen (`seen`: a tag some query's context had) and
+/// none of them is among this workspace's `tags` (lower case). A lesson
+/// tagged `go` in a Python repository; never one tagged with nothing a
+/// workspace has (`security`), nor one that shares a tag with this one.
+pub fn for_another_stack<'a>(
+    own: impl IntoIterator<Item = &'a str>,
+    tags: &[String],
+    seen: impl Fn(&str) -> bool,
+) -> bool {
+    let mut elsewhere = false;
+    for tag in own {
+        let tag = tag.trim();
+        if tags.iter().any(|t| t.eq_ignore_ascii_case(tag)) {
+            return false;
+        }
+        elsewhere = elsewhere || seen(&tag.to_lowercase());
+    }
+    elsewhere
 }
 
 /// What the gate checks a lesson against.
@@ -236,22 +276,46 @@ mod tests {
     #[test]
     fn a_weak_match_never_passes_a_strong_one() {
         use std::cmp::Ordering;
+        let rank = |band, fused, similarity| PromptRank {
+            fits: true,
+            band,
+            fused,
+            similarity,
+        };
         // Strong match, no tag rank at all; weak match, first on tags.
-        let strong = (3, rrf(&[Some(1), None]), 0.8);
-        let weak = (1, rrf(&[Some(2), Some(1)]) + 0.01, 0.15);
+        let strong = rank(3, rrf(&[Some(1), None]), 0.8);
+        let weak = rank(1, rrf(&[Some(2), Some(1)]) + 0.01, 0.15);
         assert!(
-            weak.1 > strong.1,
+            weak.fused > strong.fused,
             "RRF alone would put the weak match first"
         );
         assert_eq!(prompt_order(strong, weak), Ordering::Less);
         // Within a band the fused score decides, then similarity.
-        let a = (2, 0.030, 0.31);
-        let b = (2, 0.032, 0.31);
+        let a = rank(2, 0.030, 0.31);
+        let b = rank(2, 0.032, 0.31);
         assert_eq!(prompt_order(a, b), Ordering::Greater);
         assert_eq!(
-            prompt_order((2, 0.03, 0.4), (2, 0.03, 0.35)),
+            prompt_order(rank(2, 0.03, 0.4), rank(2, 0.03, 0.35)),
             Ordering::Less
         );
+        // A lesson for another stack comes after those that fit.
+        let elsewhere = PromptRank {
+            fits: false,
+            ..strong
+        };
+        assert_eq!(prompt_order(weak, elsewhere), Ordering::Less);
+    }
+
+    #[test]
+    fn a_lesson_for_another_stack_names_a_workspace_and_shares_nothing() {
+        let here = vec!["python".to_string(), "django".to_string()];
+        let seen = |t: &str| ["python", "django", "go", "react"].contains(&t);
+        assert!(for_another_stack(["go"], &here, seen));
+        assert!(for_another_stack(["Go", "security"], &here, seen));
+        // Shares a tag with this workspace, names none, or has no tags.
+        assert!(!for_another_stack(["go", "Python"], &here, seen));
+        assert!(!for_another_stack(["security"], &here, seen));
+        assert!(!for_another_stack([], &here, seen));
     }
 
     #[test]

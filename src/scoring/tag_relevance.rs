@@ -47,21 +47,23 @@ pub const AUTO_UNPIN_BELOW: f64 = 0.2;
 /// of that context's sessions. Not from the seed: without it a lesson that
 /// helps whenever its topic comes up (and is shown only then, the prompt
 /// leading) is pinned and then shown where its topic never comes up.
-pub const AUTO_PIN_MIN_COVERAGE: f64 = 0.5;
+pub const AUTO_PIN_MIN_COVERAGE: f64 = 0.8;
 
 /// memd: a filtered item waits this many prompts (that it matched well,
 /// a task band of `lesson::PROBATION_MIN_TASK_POINTS` or more, and was
-/// held back from) for each doubling of its evidence before it gets
-/// another chance: [`probation_wait`]. Not from the seed: it bounds how
-/// long a filtered item stays out once it has stopped being judged
-/// (context drift), 6 prompts after the seed's 3 sessions, 10 after 9,
-/// and counts only the prompts where it could have helped.
-pub const HELD_BACK_PER_DOUBLING: f64 = 3.0;
+/// held back from) for each judged session behind its evidence before it
+/// gets another chance: [`probation_wait`]. Not from the seed: it bounds
+/// how long a filtered item stays out once it has stopped being judged
+/// (context drift), 9 prompts after the seed's 3 sessions, and counts only
+/// the prompts where it could have helped. (Measured: waiting
+/// `3 x log2(1 + sessions)` instead re-showed lessons that match every
+/// prompt of a busy repository too often; see BENCHMARKS.md.)
+pub const HELD_BACK_PER_SESSION: f64 = 3.0;
 
 /// Prompts a filtered item with `evals` judged sessions is held back from
-/// before it goes on probation: `3 * log2(1 + evals)`.
+/// before it goes on probation: `3 * evals` (at least 3).
 pub fn probation_wait(evals: f64) -> f64 {
-    HELD_BACK_PER_DOUBLING * (1.0 + evals.max(0.0)).log2()
+    HELD_BACK_PER_SESSION * evals.max(1.0)
 }
 
 /// What has been learned for one (item, tag).
@@ -223,20 +225,20 @@ pub fn verdict(e: Evidence) -> TagVerdict {
 
 /// memd: the verdict on an item in a context from what was learned here
 /// (`here`, over the context's tags) and where the tags its author gave it
-/// were absent (`absent`, over those of its own tags this context lacks:
+/// were absent (`elsewhere`, over those of its own tags this context lacks:
 /// `!go` for a lesson tagged `go` in a context without `go`). Seed 001
 /// learns only per context, so a lesson written for another stack is
 /// judged anew in every repository before it is filtered there; the
 /// absence of its own tag is a context of its own, so sessions in one
 /// repository without `go` count for every other one. It filters (with the
-/// seed's thresholds, fading alike) only when this context's own evidence
-/// is not positive, and the boost stays this context's.
-pub fn verdict_where(here: Evidence, absent: Evidence) -> TagVerdict {
+/// seed's thresholds, and the same way back) only when this context's own
+/// evidence is not positive, and the boost stays this context's.
+pub fn verdict_where(here: Evidence, elsewhere: Evidence) -> TagVerdict {
     let own = verdict(here);
     if !matches!(own, TagVerdict::Boost(_)) || here.avg > 0.0 {
         return own;
     }
-    match verdict(absent) {
+    match verdict(elsewhere) {
         TagVerdict::Filtered => TagVerdict::Filtered,
         TagVerdict::Probation(_) => TagVerdict::Probation(here.avg / 3.0 * RELEVANCE_WEIGHT),
         TagVerdict::Boost(_) => own,
@@ -415,17 +417,17 @@ mod tests {
                 score: Some(s),
             }])
         };
-        // The seed's 3 sessions wait 6 prompts; 7 wait 9; 15 wait 12.
-        close(probation_wait(3.0), 6.0);
-        close(probation_wait(7.0), 9.0);
-        close(probation_wait(15.0), 12.0);
+        // The seed's 3 sessions wait 9 prompts; 7 wait 21.
+        close(probation_wait(3.0), 9.0);
+        close(probation_wait(7.0), 21.0);
+        close(probation_wait(0.5), 3.0);
         let mut s = score(-0.8, 0, 3);
-        for _ in 0..5 {
+        for _ in 0..8 {
             s = s.held_back();
             assert_eq!(verdict(now(s)), TagVerdict::Filtered);
         }
         s = s.held_back();
-        close(now(s).held, 6.0);
+        close(now(s).held, 9.0);
         assert!(matches!(verdict(now(s)), TagVerdict::Probation(b) if b < 0.0));
         // Judged again: the wait starts over, longer.
         let judged = s.record(-1.0, EVALUATOR_WEIGHT);
@@ -463,7 +465,7 @@ mod tests {
         assert_eq!(verdict_where(bad, fresh(0.9, 9.0)), TagVerdict::Filtered);
         // Faded elsewhere: probation, with this context's boost.
         let faded = Evidence {
-            held: 10.0,
+            held: 12.0,
             ..elsewhere
         };
         assert_eq!(verdict_where(none, faded), TagVerdict::Probation(0.0));
@@ -481,9 +483,11 @@ mod tests {
         assert!(auto_pin_by_relevance(fresh(0.61, 5.0), 5));
         assert!(!auto_pin_by_relevance(fresh(0.6, 5.0), 5));
         assert!(!auto_pin_by_relevance(fresh(0.9, 4.0), 4));
-        // Relevant in 5 of the context's 20 sessions: not for every session.
+        // Relevant in 5 of the context's 20 sessions, or of 7: not for
+        // every session; in 5 of 6, yes.
         assert!(!auto_pin_by_relevance(fresh(0.9, 5.0), 20));
-        assert!(auto_pin_by_relevance(fresh(0.9, 5.0), 10));
+        assert!(!auto_pin_by_relevance(fresh(0.9, 5.0), 7));
+        assert!(auto_pin_by_relevance(fresh(0.9, 5.0), 6));
         assert!(auto_unpin(0.19, false));
         assert!(!auto_unpin(0.2, false));
         assert!(!auto_unpin(-1.0, true));

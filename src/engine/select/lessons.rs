@@ -1,15 +1,17 @@
 //! Seed 001: lessons behind the structural gate, filtered or boosted by
 //! learned tag relevance. On a prompt every lesson needs a task match, and
 //! the prompt leads the order (task band, then RRF of the lexical and tag
-//! rankings plus the boost); at session start (no task) the pinned lessons
-//! come in, best evidence first.
+//! rankings plus the boost), lessons written for another stack after those
+//! that are not; at session start (no task) the pinned lessons come in,
+//! best evidence first.
 
 use std::cmp::Ordering;
 
 use crate::knowledge::Body;
 use crate::render::{Entry, Note, Section};
 use crate::scoring::lesson::{
-    self, prompt_order, MAX_LESSONS, MAX_PINNED, MIN_TASK_SIMILARITY, PROBATION_MIN_TASK_POINTS,
+    self, prompt_order, PromptRank, MAX_LESSONS, MAX_PINNED, MIN_TASK_SIMILARITY,
+    PROBATION_MIN_TASK_POINTS,
 };
 use crate::scoring::rubric::task_points;
 use crate::scoring::tag_relevance::{Evidence, TagVerdict};
@@ -24,9 +26,11 @@ struct Candidate<'e> {
     similarity: f64,
     /// Its tags shared with the query's.
     overlap: usize,
+    /// Written for another stack ([`lesson::for_another_stack`]).
+    another_stack: bool,
     evidence: Evidence,
-    /// Over its own tags this context lacks.
-    absent: Evidence,
+    /// Elsewhere: where its own tags were absent.
+    elsewhere: Evidence,
     boost: f64,
     /// Pinned by its file (`pinned: true`).
     manual: bool,
@@ -107,12 +111,22 @@ pub(super) fn lessons(
             .chain(&live.item.tags)
             .filter(|t| facts.tags.iter().any(|q| q.eq_ignore_ascii_case(t)))
             .count();
+        let another_stack = lesson::for_another_stack(
+            l.prerequisites
+                .tags
+                .iter()
+                .chain(&live.item.tags)
+                .map(String::as_str),
+            &facts.tags,
+            |t| learned.seen_tag(t),
+        );
         pool.push(Candidate {
             live,
             similarity,
             overlap,
+            another_stack,
             evidence,
-            absent: assessment.absent,
+            elsewhere: assessment.elsewhere,
             boost,
             manual,
             pinned,
@@ -144,11 +158,12 @@ pub(super) fn lessons(
     let tag_rank = rank_by(&pool, |c| c.overlap as f64, |c| c.overlap > 0);
     let key = |i: usize| {
         let c = &pool[i];
-        (
-            task_points(c.similarity),
-            lesson::rrf(&[lexical_rank[i], tag_rank[i]]) + c.boost,
-            c.similarity,
-        )
+        PromptRank {
+            fits: !c.another_stack,
+            band: task_points(c.similarity),
+            fused: lesson::rrf(&[lexical_rank[i], tag_rank[i]]) + c.boost,
+            similarity: c.similarity,
+        }
     };
     let mut order: Vec<usize> = (0..pool.len()).collect();
     top_k(&mut order, MAX_LESSONS, |&a, &b| {
@@ -156,7 +171,7 @@ pub(super) fn lessons(
     });
     for i in order {
         let c = &pool[i];
-        let (band, fused, _) = key(i);
+        let PromptRank { band, fused, .. } = key(i);
         let d = dims(&[
             ("similarity", c.similarity),
             ("task_band", f64::from(band)),
@@ -165,11 +180,12 @@ pub(super) fn lessons(
             ("tag_avg", c.evidence.avg),
             ("tag_evals", c.evidence.evals),
             ("tag_held_back", c.evidence.held),
-            ("absent_tag_avg", c.absent.avg),
-            ("absent_tag_evals", c.absent.evals),
+            ("elsewhere_avg", c.elsewhere.avg),
+            ("elsewhere_evals", c.elsewhere.evals),
             ("boost", c.boost),
             ("pinned", f64::from(u8::from(c.pinned))),
             ("probation", f64::from(u8::from(c.probation))),
+            ("another_stack", f64::from(u8::from(c.another_stack))),
         ]);
         // A pinned lesson that matches the prompt keeps its section.
         let section = if c.pinned {
