@@ -712,15 +712,15 @@ fn commit_session(
     scores: Option<&BTreeMap<String, f64>>,
     rejudge: bool,
 ) -> Result<Vec<String>, crate::store::StoreError> {
-    // Read before any lock: the journal is only written under the lock
-    // below, and a forced evaluation runs one at a time.
+    let mut k = shared.write();
+    // Read under the lock every journal write is made under, so two forced
+    // evaluations of one session never replay a stale journal.
     let mut journals = BTreeMap::new();
     if rejudge {
         for item in scores.into_iter().flatten().map(|(i, _)| i) {
             journals.insert(item.clone(), store.journal(item)?);
         }
     }
-    let mut k = shared.write();
     // Knowledge, then sessions: no other path holds the sessions while it
     // takes the knowledge, so this cannot deadlock.
     let mut sessions = shared.sessions();
