@@ -86,33 +86,20 @@ pub struct SessionAudit {
 }
 
 /// A session audit as stored before it kept the prompts items were shown
-/// on; read with none (the judge then reads the whole new part).
+/// on: the earlier layout and `judged` (postcard lays a nested struct's
+/// fields out in order); read with no marks, so the judge reads the whole
+/// new part.
 #[derive(Deserialize)]
 struct SessionAuditBeforeShownOn {
-    shown: Vec<String>,
-    tags: Vec<String>,
-    repo: Option<String>,
-    transcript: Option<String>,
-    ended: bool,
-    evaluated_bytes: u64,
-    processed: bool,
-    updated_at: i64,
+    before: SessionAuditBeforeJudged,
     judged: u32,
 }
 
 impl From<SessionAuditBeforeShownOn> for SessionAudit {
     fn from(old: SessionAuditBeforeShownOn) -> Self {
         SessionAudit {
-            shown: old.shown,
-            tags: old.tags,
-            repo: old.repo,
-            transcript: old.transcript,
-            ended: old.ended,
-            evaluated_bytes: old.evaluated_bytes,
-            processed: old.processed,
-            updated_at: old.updated_at,
             judged: old.judged,
-            shown_on: Default::default(),
+            ..SessionAudit::from(old.before)
         }
     }
 }
