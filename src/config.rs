@@ -77,6 +77,9 @@ pub struct DaemonSettings {
     pub max_connections: usize,
     /// How long a connection may idle, or take to finish a frame.
     pub read_timeout_ms: u64,
+    /// How long a client may take to read an answer before its connection
+    /// is closed.
+    pub write_timeout_ms: u64,
     /// Largest request accepted, in bytes.
     pub max_frame_bytes: u32,
     /// Log level when `RUST_LOG` is not set.
@@ -88,6 +91,7 @@ impl Default for DaemonSettings {
         DaemonSettings {
             max_connections: 256,
             read_timeout_ms: 10_000,
+            write_timeout_ms: 5_000,
             max_frame_bytes: crate::protocol::MAX_FRAME_BYTES,
             log: "info".into(),
         }

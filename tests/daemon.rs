@@ -257,6 +257,7 @@ fn one_daemon_per_socket_and_a_stale_socket_is_recovered() {
     // A stale socket file, as a crashed daemon leaves it.
     let run = sandbox.dir.path().join("run");
     std::fs::create_dir_all(&run).unwrap();
+    std::fs::set_permissions(&run, std::fs::Permissions::from_mode(0o700)).unwrap();
     drop(std::os::unix::net::UnixListener::bind(run.join("memd.sock")).unwrap());
     assert!(run.join("memd.sock").exists());
     let daemon = Daemon::start(&sandbox);
@@ -486,53 +487,13 @@ fn connections_over_the_cap_are_told_so() {
     let mut payload = vec![0u8; u32::from_be_bytes(header) as usize];
     c.read_exact(&mut payload).unwrap();
     let v: Value = serde_json::from_slice(&payload[1..]).unwrap();
+    assert_eq!(v["outcome"]["error"]["kind"], "busy", "{v}");
     let message = v["outcome"]["error"]["message"].as_str().unwrap();
     assert!(message.contains("maximum of 2 connections"), "{message}");
     drop(_a);
     eventually("a freed place serves again", || {
         daemon.memctl(&["ping"]).status.success()
     });
-}
-
-/// Peer credentials: with the socket opened up to everyone, another user's
-/// connection is still refused. Needs root (to act as another user) and
-/// `setpriv`; elsewhere it says so and checks nothing.
-#[test]
-fn another_users_connection_is_refused() {
-    let is_root = std::process::Command::new("id")
-        .arg("-u")
-        .output()
-        .map(|o| stdout(&o).trim() == "0");
-    let setpriv = std::path::Path::new("/usr/bin/setpriv");
-    if !matches!(is_root, Ok(true)) || !setpriv.exists() {
-        eprintln!("skipped: needs root and setpriv to connect as another user");
-        return;
-    }
-    let sandbox = Sandbox::new();
-    let daemon = Daemon::start(&sandbox);
-    for dir in [sandbox.dir.path(), daemon.socket.parent().unwrap()] {
-        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o755)).unwrap();
-    }
-    std::fs::set_permissions(&daemon.socket, std::fs::Permissions::from_mode(0o666)).unwrap();
-    let out = std::process::Command::new(setpriv)
-        .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
-        .arg(common::memctl_path())
-        .arg("ping")
-        .arg("--socket")
-        .arg(&daemon.socket)
-        .output()
-        .unwrap();
-    assert!(
-        !out.status.success(),
-        "another user was served: {}",
-        stdout(&out)
-    );
-    eventually("the daemon logs the refusal", || {
-        std::fs::read_to_string(sandbox.dir.path().join("memd.log"))
-            .unwrap_or_default()
-            .contains("refused a connection from uid 65534")
-    });
-    assert!(daemon.memctl(&["ping"]).status.success());
 }
 
 #[test]

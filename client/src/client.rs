@@ -5,6 +5,7 @@ use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use crate::peer;
 use memd::protocol::{
     decode, read_frame, write_frame, Encoding, FrameError, Request, RequestBody, Response,
     MAX_FRAME_BYTES,
@@ -19,6 +20,12 @@ const TIMEOUT: Duration = Duration::from_secs(300);
 pub enum ClientError {
     /// Nothing listens on the socket.
     NotRunning(PathBuf),
+    /// Another user's process answers on the socket: nothing is sent.
+    OtherUser {
+        socket: PathBuf,
+        peer: u32,
+        own: u32,
+    },
     /// The exchange failed.
     Frame(FrameError),
 }
@@ -27,6 +34,13 @@ impl std::fmt::Display for ClientError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             ClientError::NotRunning(p) => write!(f, "memd is not running on {}", p.display()),
+            ClientError::OtherUser { socket, peer, own } => write!(
+                f,
+                "refusing to talk to {}: it is served by uid {peer}, not by you (uid {own}); \
+                 another user may have placed it there: remove it, or use a private socket \
+                 (--socket, MEMD_SOCKET, or a private XDG_RUNTIME_DIR)",
+                socket.display()
+            ),
             ClientError::Frame(e) => write!(f, "talking to memd: {e}"),
         }
     }
@@ -46,10 +60,20 @@ pub struct Client {
 }
 
 impl Client {
-    /// Connects to the socket.
+    /// Connects to the socket, and makes sure the process on the other end
+    /// runs as this user before anything is sent.
     pub fn connect(path: &Path) -> Result<Client, ClientError> {
         match UnixStream::connect(path) {
             Ok(stream) => {
+                let own = peer::own_uid();
+                let peer = peer::peer_uid(&stream).map_err(|e| ClientError::Frame(e.into()))?;
+                if peer != own {
+                    return Err(ClientError::OtherUser {
+                        socket: path.to_path_buf(),
+                        peer,
+                        own,
+                    });
+                }
                 let _ = stream.set_read_timeout(Some(TIMEOUT));
                 let _ = stream.set_write_timeout(Some(TIMEOUT));
                 Ok(Client { stream })

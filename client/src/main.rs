@@ -6,6 +6,7 @@ mod client;
 mod env_tags;
 mod hook;
 mod install;
+mod peer;
 mod print;
 
 use std::path::PathBuf;

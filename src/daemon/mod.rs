@@ -57,6 +57,13 @@ pub enum DaemonError {
     /// The service manager handed over an unusable socket.
     #[error(transparent)]
     Activation(#[from] activation::ActivationError),
+    /// The socket's directory could be used by another user.
+    #[error("refusing the socket directory {}: {why}; {fix}", dir.display())]
+    UnsafeSocketDir {
+        dir: PathBuf,
+        why: String,
+        fix: String,
+    },
     /// The socket path does not fit in a socket address.
     #[error("the socket path {} is {len} bytes; Unix sockets allow at most {MAX_SOCKET_PATH}: choose a shorter one with --socket or MEMD_SOCKET", path.display())]
     SocketPathTooLong { path: PathBuf, len: usize },
@@ -80,16 +87,69 @@ pub struct ServeOptions {
     pub socket: PathBuf,
 }
 
-/// Makes sure the socket's directory exists; a directory memd creates is
-/// private (0700).
+/// Makes sure the socket's directory exists and is private: a directory
+/// memd creates is 0700, and one that is already there must be ours and
+/// closed to group and others, as tmux and ssh-agent require (in a shared
+/// `/tmp`, another user could otherwise have made it, and answer our hooks).
 fn prepare_socket_dir(socket: &Path) -> Result<(), DaemonError> {
     let Some(dir) = socket.parent().filter(|d| !d.as_os_str().is_empty()) else {
         return Ok(());
     };
-    if !dir.exists() {
+    if std::fs::symlink_metadata(dir).is_err() {
         std::fs::create_dir_all(dir).map_err(io("cannot create the socket directory", dir))?;
         std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))
             .map_err(io("cannot make the socket directory private", dir))?;
+    }
+    check_private_dir(dir, own_uid())
+}
+
+/// This process's effective uid.
+pub fn own_uid() -> u32 {
+    // SAFETY: geteuid takes nothing and cannot fail.
+    unsafe { libc::geteuid() }
+}
+
+/// Refuses a directory (or a symlink to one) that is not owned by `uid` or
+/// that group or others may use.
+fn check_private_dir(dir: &Path, uid: u32) -> Result<(), DaemonError> {
+    use std::os::unix::fs::MetadataExt;
+    let refuse = |why: String, fix: String| {
+        Err(DaemonError::UnsafeSocketDir {
+            dir: dir.to_path_buf(),
+            why,
+            fix,
+        })
+    };
+    let elsewhere = "or choose a socket in a private directory with --socket or MEMD_SOCKET";
+    let link = std::fs::symlink_metadata(dir).map_err(io("cannot inspect", dir))?;
+    if link.file_type().is_symlink() && link.uid() != uid {
+        return refuse(
+            format!(
+                "it is a symlink owned by uid {}, not by you (uid {uid})",
+                link.uid()
+            ),
+            format!("remove it, {elsewhere}"),
+        );
+    }
+    let meta = std::fs::metadata(dir).map_err(io("cannot inspect", dir))?;
+    if !meta.is_dir() {
+        return refuse(
+            "it is not a directory".into(),
+            format!("remove it, {elsewhere}"),
+        );
+    }
+    if meta.uid() != uid {
+        return refuse(
+            format!("it is owned by uid {}, not by you (uid {uid})", meta.uid()),
+            format!("have it removed, {elsewhere}"),
+        );
+    }
+    let mode = meta.mode() & 0o7777;
+    if mode & 0o077 != 0 {
+        return refuse(
+            format!("group or others have access to it (mode {mode:04o})"),
+            format!("run `chmod 700 {}`, {elsewhere}", dir.display()),
+        );
     }
     Ok(())
 }
@@ -231,6 +291,7 @@ pub fn run(options: ServeOptions) -> Result<(), DaemonError> {
     let limits = server::Limits {
         max_connections: config.daemon.max_connections.max(1),
         read_timeout: Duration::from_millis(config.daemon.read_timeout_ms.max(1)),
+        write_timeout: Duration::from_millis(config.daemon.write_timeout_ms.max(1)),
         max_frame: config.daemon.max_frame_bytes,
         shutdown_grace: Duration::from_secs(5),
     };
@@ -257,7 +318,7 @@ pub fn run(options: ServeOptions) -> Result<(), DaemonError> {
                 listener
             }
         };
-        let uid = server::owner_uid(&socket).map_err(io("cannot read the owner of", &socket))?;
+        let uid = own_uid();
         tracing::info!(
             "memd {} listening on {}{}",
             env!("CARGO_PKG_VERSION"),
@@ -327,5 +388,35 @@ async fn wait_for_signal() {
     tokio::select! {
         _ = term.recv() => {}
         _ = tokio::signal::ctrl_c() => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_a_private_directory_of_ours_holds_the_socket() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("run");
+        std::fs::create_dir(&dir).unwrap();
+        let set =
+            |mode| std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(mode)).unwrap();
+        set(0o700);
+        assert!(check_private_dir(&dir, own_uid()).is_ok());
+        for mode in [0o777, 0o755, 0o710, 0o701] {
+            set(mode);
+            let err = check_private_dir(&dir, own_uid()).unwrap_err().to_string();
+            assert!(err.contains("chmod 700"), "{mode:o}: {err}");
+        }
+        set(0o700);
+        let err = check_private_dir(&dir, own_uid() + 1)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("not by you"), "{err}");
+        let file = tmp.path().join("file");
+        std::fs::write(&file, "").unwrap();
+        let err = check_private_dir(&file, own_uid()).unwrap_err().to_string();
+        assert!(err.contains("not a directory"), "{err}");
     }
 }

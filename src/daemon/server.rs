@@ -2,14 +2,12 @@
 //! timeouts and answering in the request's encoding. A bad frame costs its
 //! connection, never the daemon; a silent client costs only its own task.
 
-use std::os::unix::fs::MetadataExt;
-use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{UnixListener, UnixStream};
-use tokio::sync::{watch, Semaphore};
+use tokio::sync::{watch, OwnedSemaphorePermit, Semaphore};
 use tokio::task::JoinSet;
 
 use crate::protocol::{
@@ -22,15 +20,57 @@ use super::handler::Handler;
 /// Limits of the server.
 #[derive(Debug, Clone)]
 pub struct Limits {
-    /// Connections served at once; more are told so and closed.
+    /// Connections served at once, the reserve included; more are told
+    /// `busy` and closed.
     pub max_connections: usize,
     /// How long a connection may sit between requests, or take to send the
     /// rest of a frame, before it is closed.
     pub read_timeout: Duration,
+    /// How long a client may take to read an answer before it is closed.
+    pub write_timeout: Duration,
     /// Largest payload accepted.
     pub max_frame: u32,
     /// How long in-flight requests get to finish at shutdown.
     pub shutdown_grace: Duration,
+}
+
+/// The share of the connections kept for fresh clients when the rest are
+/// taken (by stalled ones, say): 1 in 8.
+const RESERVE_SHARE: usize = 8;
+/// A connection served from the reserve answers one request, and gets this
+/// long for each read and write.
+const RESERVE_TIMEOUT: Duration = Duration::from_secs(1);
+/// How long a refused client gets to read why.
+const REFUSAL_TIMEOUT: Duration = Duration::from_millis(500);
+
+/// The slots of the server: the ordinary ones and the reserve.
+struct Slots {
+    ordinary: Arc<Semaphore>,
+    reserve: Arc<Semaphore>,
+}
+
+impl Slots {
+    fn new(max: usize) -> Slots {
+        let reserve = (max / RESERVE_SHARE).max(1).min(max.saturating_sub(1));
+        Slots {
+            ordinary: Arc::new(Semaphore::new(max - reserve)),
+            reserve: Arc::new(Semaphore::new(reserve)),
+        }
+    }
+
+    /// A slot and the limits it is served under, or `None` when all are taken.
+    fn take(&self, limits: &Limits) -> Option<(OwnedSemaphorePermit, Limits, bool)> {
+        if let Ok(permit) = self.ordinary.clone().try_acquire_owned() {
+            return Some((permit, limits.clone(), false));
+        }
+        let permit = self.reserve.clone().try_acquire_owned().ok()?;
+        let limits = Limits {
+            read_timeout: limits.read_timeout.min(RESERVE_TIMEOUT),
+            write_timeout: limits.write_timeout.min(RESERVE_TIMEOUT),
+            ..limits.clone()
+        };
+        Some((permit, limits, true))
+    }
 }
 
 /// Serves connections on `listener` until `shutdown` turns true, then lets
@@ -42,7 +82,7 @@ pub async fn serve(
     own_uid: u32,
     mut shutdown: watch::Receiver<bool>,
 ) {
-    let permits = Arc::new(Semaphore::new(limits.max_connections));
+    let slots = Slots::new(limits.max_connections.max(1));
     let mut tasks = JoinSet::new();
     loop {
         tokio::select! {
@@ -54,6 +94,11 @@ pub async fn serve(
                     Ok(cred) if cred.uid() == own_uid => {}
                     Ok(cred) => {
                         tracing::warn!("refused a connection from uid {}", cred.uid());
+                        let message = format!(
+                            "this memd serves uid {own_uid} only; you are uid {}: start your own (memd serve) on a socket of yours",
+                            cred.uid()
+                        );
+                        tasks.spawn(refuse(stream, ErrorKind::Forbidden, message));
                         continue;
                     }
                     Err(err) => {
@@ -61,15 +106,18 @@ pub async fn serve(
                         continue;
                     }
                 }
-                let Ok(permit) = permits.clone().try_acquire_owned() else {
-                    tasks.spawn(refuse_busy(stream, limits.max_connections));
+                let Some((permit, limits, reserve)) = slots.take(&limits) else {
+                    let message = format!(
+                        "memd is serving its maximum of {} connections; try again",
+                        limits.max_connections
+                    );
+                    tasks.spawn(refuse(stream, ErrorKind::Busy, message));
                     continue;
                 };
                 let handler = handler.clone();
-                let limits = limits.clone();
                 let shutdown = shutdown.clone();
                 tasks.spawn(async move {
-                    connection(stream, handler, limits, shutdown).await;
+                    connection(stream, handler, limits, reserve, shutdown).await;
                     drop(permit);
                 });
             }
@@ -84,23 +132,23 @@ pub async fn serve(
     }
 }
 
-async fn refuse_busy(mut stream: UnixStream, max: usize) {
-    let response = Response::error(
-        ErrorKind::Internal,
-        format!("memd is serving its maximum of {max} connections; try again"),
-    );
+/// Tells a client why it is not served, then closes.
+async fn refuse(mut stream: UnixStream, kind: ErrorKind, message: String) {
+    let response = Response::error(kind, message);
     if let Ok(frame) = encode(Encoding::Json, &response) {
-        let _ = stream.write_all(&frame).await;
+        let _ = tokio::time::timeout(REFUSAL_TIMEOUT, stream.write_all(&frame)).await;
     }
 }
 
 /// Serves one connection: frame after frame until it closes, misbehaves,
-/// idles past the timeout, or the daemon shuts down (after the request in
-/// hand is answered).
+/// idles past the timeout, stops reading its answers, or the daemon shuts
+/// down (after the request in hand is answered). A connection from the
+/// reserve is served one request.
 async fn connection(
     mut stream: UnixStream,
     handler: Handler,
     limits: Limits,
+    reserve: bool,
     mut shutdown: watch::Receiver<bool>,
 ) {
     loop {
@@ -125,6 +173,7 @@ async fn connection(
                     &mut stream,
                     Encoding::Json,
                     &Response::error(kind, err.to_string()),
+                    limits.write_timeout,
                 )
                 .await;
                 return;
@@ -142,6 +191,7 @@ async fn connection(
                     &mut stream,
                     Encoding::Json,
                     &Response::error(ErrorKind::BadRequest, err.to_string()),
+                    limits.write_timeout,
                 )
                 .await;
                 return;
@@ -169,14 +219,20 @@ async fn connection(
                 Err(err) => Response::error(ErrorKind::BadRequest, err.to_string()),
             },
         };
-        if !reply(&mut stream, encoding, &response).await {
+        if !reply(&mut stream, encoding, &response, limits.write_timeout).await || reserve {
             return;
         }
     }
 }
 
-/// Writes a response; false when the connection is gone.
-async fn reply(stream: &mut UnixStream, encoding: Encoding, response: &Response) -> bool {
+/// Writes a response; false when the connection is gone or the client did
+/// not read it within `timeout`.
+async fn reply(
+    stream: &mut UnixStream,
+    encoding: Encoding,
+    response: &Response,
+    timeout: Duration,
+) -> bool {
     let frame = match encode(encoding, response) {
         Ok(frame) => frame,
         Err(err) => match encode(
@@ -187,10 +243,8 @@ async fn reply(stream: &mut UnixStream, encoding: Encoding, response: &Response)
             Err(_) => return false,
         },
     };
-    stream.write_all(&frame).await.is_ok()
-}
-
-/// The uid that owns `path` (the daemon's own, for the socket it bound).
-pub fn owner_uid(path: &Path) -> std::io::Result<u32> {
-    Ok(std::fs::metadata(path)?.uid())
+    matches!(
+        tokio::time::timeout(timeout, stream.write_all(&frame)).await,
+        Ok(Ok(()))
+    )
 }

@@ -143,6 +143,10 @@ pub enum ErrorKind {
     TooLarge,
     /// The daemon failed.
     Internal,
+    /// The daemon is serving its maximum of connections; try again.
+    Busy,
+    /// The peer is another user; nothing is answered.
+    Forbidden,
 }
 
 /// A typed error with a human message.

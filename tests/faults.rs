@@ -1,0 +1,322 @@
+//! Faults and abuse, against the real daemon: another user on the socket
+//! path or on the other end, clients that stall, special and hostile files,
+//! huge tasks, a corrupt or full store. Each test here failed before the
+//! fix it covers.
+
+mod common;
+
+use std::io::{Read, Write};
+use std::os::unix::fs::PermissionsExt;
+use std::os::unix::net::UnixStream;
+use std::path::Path;
+use std::process::Command;
+use std::time::Duration;
+
+use common::{eventually, memctl_path, stderr, stdout, Daemon, Sandbox};
+use serde_json::Value;
+
+/// The uid the tests act as when they play another user.
+const OTHER_UID: u32 = 65534;
+
+/// A command run as [`OTHER_UID`], or `None` (and the test says it is
+/// skipped) when this process cannot switch users: that needs root and
+/// `setpriv`. CI runs as root.
+fn as_other_user(program: &Path) -> Option<Command> {
+    let root = Command::new("id")
+        .arg("-u")
+        .output()
+        .is_ok_and(|o| stdout(&o).trim() == "0");
+    let setpriv = Path::new("/usr/bin/setpriv");
+    if !root || !setpriv.exists() {
+        eprintln!("skipped: needs root and setpriv to act as another user");
+        return None;
+    }
+    let mut cmd = Command::new(setpriv);
+    cmd.arg(format!("--reuid={OTHER_UID}"))
+        .arg(format!("--regid={OTHER_UID}"))
+        .arg("--clear-groups")
+        .arg(program);
+    Some(cmd)
+}
+
+fn chown(path: &Path, uid: u32) {
+    std::os::unix::fs::chown(path, Some(uid), Some(uid)).unwrap();
+}
+
+fn chmod(path: &Path, mode: u32) {
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();
+}
+
+/// Reads one frame: (encoding byte, JSON body).
+fn read_frame(stream: &mut UnixStream) -> Value {
+    let mut header = [0u8; 4];
+    stream.read_exact(&mut header).unwrap();
+    let mut payload = vec![0u8; u32::from_be_bytes(header) as usize];
+    stream.read_exact(&mut payload).unwrap();
+    assert_eq!(payload[0], 2, "answered as JSON");
+    serde_json::from_slice(&payload[1..]).unwrap()
+}
+
+fn json_frame(body: &str) -> Vec<u8> {
+    let mut frame = ((body.len() + 1) as u32).to_be_bytes().to_vec();
+    frame.push(2);
+    frame.extend_from_slice(body.as_bytes());
+    frame
+}
+
+/// `memd serve` on `socket` with the sandbox's config, data dir and root.
+fn serve_on(sandbox: &Sandbox, socket: &Path) -> std::process::Output {
+    common::memd()
+        .arg("serve")
+        .arg("--config")
+        .arg(sandbox.config())
+        .arg("--data-dir")
+        .arg(sandbox.dir.path().join("data"))
+        .arg("--socket")
+        .arg(socket)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn a_socket_directory_another_user_could_use_is_refused() {
+    let sandbox = Sandbox::new();
+    let dir = sandbox.dir.path().join("shared");
+    std::fs::create_dir(&dir).unwrap();
+    chmod(&dir, 0o777);
+    let out = serve_on(&sandbox, &dir.join("memd.sock"));
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains("group or others have access to it (mode 0777)")
+            && err.contains(&format!("chmod 700 {}", dir.display())),
+        "{err}"
+    );
+    assert!(!dir.join("memd.sock").exists());
+    // Group access alone is refused too.
+    chmod(&dir, 0o750);
+    let out = serve_on(&sandbox, &dir.join("memd.sock"));
+    assert!(stderr(&out).contains("mode 0750"), "{}", stderr(&out));
+
+    // A private directory made by another user (the shared /tmp case).
+    if as_other_user(Path::new("true")).is_some() {
+        chmod(&dir, 0o700);
+        chown(&dir, OTHER_UID);
+        let out = serve_on(&sandbox, &dir.join("memd.sock"));
+        assert_eq!(out.status.code(), Some(2));
+        assert!(
+            stderr(&out).contains(&format!("owned by uid {OTHER_UID}, not by you")),
+            "{}",
+            stderr(&out)
+        );
+    }
+}
+
+/// Another user's daemon on the socket path: memctl and the hook send it
+/// nothing and say who answered.
+#[test]
+fn memctl_and_the_hook_refuse_a_daemon_run_by_another_user() {
+    let Some(mut other) = as_other_user(Path::new(env!("CARGO_BIN_EXE_memd"))) else {
+        return;
+    };
+    let sandbox = Sandbox::new();
+    chmod(sandbox.dir.path(), 0o755);
+    let run = sandbox.dir.path().join("run");
+    let data = sandbox.dir.path().join("data");
+    for dir in [&run, &data] {
+        std::fs::create_dir(dir).unwrap();
+        chmod(dir, 0o700);
+        chown(dir, OTHER_UID);
+    }
+    let socket = run.join("memd.sock");
+    let mut child = other
+        .arg("serve")
+        .arg("--config")
+        .arg(sandbox.config())
+        .arg("--data-dir")
+        .arg(&data)
+        .arg("--socket")
+        .arg(&socket)
+        .env("HOME", &data)
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // As root we can reach the socket whatever its mode.
+    eventually("the other user's daemon listens", || {
+        UnixStream::connect(&socket).is_ok()
+    });
+    let out = Command::new(memctl_path())
+        .args(["ping", "--socket"])
+        .arg(&socket)
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(
+        stderr(&out).contains(&format!("served by uid {OTHER_UID}, not by you (uid 0)")),
+        "{}",
+        stderr(&out)
+    );
+    let mut hook = Command::new(memctl_path())
+        .args(["hook", "claude", "UserPromptSubmit", "--socket"])
+        .arg(&socket)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    hook.stdin
+        .take()
+        .unwrap()
+        .write_all(br#"{"session_id": "s", "prompt": "how do we fix the flaky database tests"}"#)
+        .unwrap();
+    let out = hook.wait_with_output().unwrap();
+    assert!(out.status.success(), "a hook never breaks the agent");
+    assert_eq!(stdout(&out), "", "nothing reaches the agent");
+    assert!(stderr(&out).contains("served by uid"), "{}", stderr(&out));
+    let _ = Command::new("kill").arg(child.id().to_string()).status();
+    let _ = child.wait();
+}
+
+/// Peer credentials: with the socket opened up to everyone, another user's
+/// connection is refused with a message it can print.
+#[test]
+fn another_users_connection_is_refused_with_a_reason() {
+    let Some(mut other) = as_other_user(Path::new("/usr/bin/python3")) else {
+        return;
+    };
+    let sandbox = Sandbox::new();
+    let daemon = Daemon::start(&sandbox);
+    daemon.memctl(&["ping"]);
+    // The daemon checked its directory at start; open it up afterwards.
+    for dir in [sandbox.dir.path(), daemon.socket.parent().unwrap()] {
+        chmod(dir, 0o755);
+    }
+    chmod(&daemon.socket, 0o666);
+    let read_one_frame = "import socket, sys\n\
+        s = socket.socket(socket.AF_UNIX)\n\
+        s.connect(sys.argv[1])\n\
+        data = b''\n\
+        while True:\n\
+        \x20   chunk = s.recv(65536)\n\
+        \x20   if not chunk: break\n\
+        \x20   data += chunk\n\
+        print(data[5:].decode())\n";
+    let out = other
+        .arg("-c")
+        .arg(read_one_frame)
+        .arg(&daemon.socket)
+        .output()
+        .unwrap();
+    let v: Value = serde_json::from_str(stdout(&out).trim())
+        .unwrap_or_else(|e| panic!("{e}: {} {}", stdout(&out), stderr(&out)));
+    assert_eq!(v["outcome"]["error"]["kind"], "forbidden", "{v}");
+    let message = v["outcome"]["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("serves uid 0 only; you are uid 65534"),
+        "{message}"
+    );
+    eventually("the daemon logs the refusal", || {
+        std::fs::read_to_string(sandbox.dir.path().join("memd.log"))
+            .unwrap_or_default()
+            .contains("refused a connection from uid 65534")
+    });
+    assert!(daemon.memctl(&["ping"]).status.success());
+}
+
+/// Clients that send requests and never read the answers hold every
+/// ordinary place: each is closed once its answer has waited past the
+/// write timeout, and others are served meanwhile.
+#[test]
+fn clients_that_never_read_do_not_lock_others_out() {
+    let sandbox = Sandbox::new();
+    for i in 0..40 {
+        sandbox.write(
+            &format!("g{i}.yaml"),
+            format!(
+                "gotchas:\n  - id: G-{i}\n    title: database gotcha {i}\n    category: db\n    fix: {}\n",
+                "the database connection pool runs dry under load ".repeat(20)
+            ),
+        );
+    }
+    std::fs::write(
+        sandbox.config(),
+        "roots = []\n[daemon]\nmax_connections = 4\nwrite_timeout_ms = 300\n",
+    )
+    .unwrap();
+    let daemon = Daemon::start(&sandbox);
+    let request = json_frame(
+        r#"{"version": 1, "request": {"search": {"text": "database pool", "limit": 40, "query": {}}}}"#,
+    );
+    let mut stalled = Vec::new();
+    for _ in 0..4 {
+        let stream = UnixStream::connect(&daemon.socket).unwrap();
+        stream
+            .set_write_timeout(Some(Duration::from_secs(20)))
+            .unwrap();
+        let writer = stream.try_clone().unwrap();
+        let request = request.clone();
+        // Writes until the daemon stops reading (its answers back up) or
+        // closes the connection.
+        std::thread::spawn(move || {
+            let mut writer = writer;
+            while writer.write_all(&request).is_ok() {}
+        });
+        stalled.push(stream);
+    }
+    std::thread::sleep(Duration::from_millis(200));
+    eventually("a hook gets through", || {
+        daemon.memctl(&["ping"]).status.success()
+    });
+    // Each stalled client was closed: after its buffered answers, EOF.
+    for mut stream in stalled {
+        stream.shutdown(std::net::Shutdown::Write).unwrap();
+        stream
+            .set_read_timeout(Some(Duration::from_secs(20)))
+            .unwrap();
+        let mut sink = Vec::new();
+        let read = stream.read_to_end(&mut sink);
+        assert!(
+            read.is_ok()
+                || matches!(read, Err(ref e) if e.kind() == std::io::ErrorKind::ConnectionReset),
+            "{read:?}"
+        );
+    }
+}
+
+/// Silent clients take every place, the reserve included: the one in the
+/// reserve is closed within a second, so a fresh connection is soon served
+/// although the ordinary places stay held for a minute; past the reserve,
+/// `busy`.
+#[test]
+fn a_fresh_connection_is_served_from_the_reserve() {
+    let sandbox = Sandbox::new();
+    std::fs::write(
+        sandbox.config(),
+        "roots = []\n[daemon]\nmax_connections = 8\nread_timeout_ms = 60000\n",
+    )
+    .unwrap();
+    let daemon = Daemon::start(&sandbox);
+    let mut silent = Vec::new();
+    for _ in 0..8 {
+        silent.push(UnixStream::connect(&daemon.socket).unwrap());
+    }
+    let started = std::time::Instant::now();
+    eventually("a fresh connection is served", || {
+        daemon.memctl(&["ping"]).status.success()
+    });
+    assert!(started.elapsed() < Duration::from_secs(5));
+    // The reserve taken, the next one is told `busy`.
+    let held = UnixStream::connect(&daemon.socket).unwrap();
+    std::thread::sleep(Duration::from_millis(100));
+    let mut refused = UnixStream::connect(&daemon.socket).unwrap();
+    refused
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    let v = read_frame(&mut refused);
+    assert_eq!(v["outcome"]["error"]["kind"], "busy", "{v}");
+    drop(held);
+    eventually("the reserve serves again", || {
+        daemon.memctl(&["ping"]).status.success()
+    });
+    drop(silent);
+}
