@@ -84,6 +84,9 @@ pub struct DaemonSettings {
     pub max_frame_bytes: u32,
     /// Log level when `RUST_LOG` is not set.
     pub log: String,
+    /// Whether a symlink in a root may lead to a file outside it (off: a
+    /// root is what its owner put there, and nothing else is read).
+    pub follow_symlinks_out_of_roots: bool,
 }
 
 impl Default for DaemonSettings {
@@ -94,6 +97,7 @@ impl Default for DaemonSettings {
             write_timeout_ms: 5_000,
             max_frame_bytes: crate::protocol::MAX_FRAME_BYTES,
             log: "info".into(),
+            follow_symlinks_out_of_roots: false,
         }
     }
 }

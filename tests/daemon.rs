@@ -8,26 +8,8 @@ use std::os::unix::fs::PermissionsExt;
 use std::os::unix::net::UnixStream;
 use std::time::Duration;
 
-use common::{eventually, stderr, stdout, Daemon, Sandbox};
+use common::{eventually, gotcha, stderr, stdout, title_of, Daemon, Sandbox};
 use serde_json::Value;
-
-fn gotcha(id: &str, title: &str) -> String {
-    format!("gotchas:\n  - id: {id}\n    title: {title}\n    fix: do the right thing\n    category: db\n")
-}
-
-/// The title of gotcha `id` as the daemon serves it, if any.
-fn title_of(daemon: &Daemon, id: &str) -> Option<String> {
-    let out = daemon.memctl(&["get", id, "--json"]);
-    if !out.status.success() {
-        return None;
-    }
-    let v: Value = serde_json::from_str(&stdout(&out)).ok()?;
-    v["ok"]["item"]["fields"]
-        .as_array()?
-        .iter()
-        .find(|f| f[0] == "title")
-        .map(|f| f[1].as_str().unwrap_or_default().to_string())
-}
 
 fn wait_title(daemon: &Daemon, id: &str, want: Option<&str>) {
     eventually(&format!("{id} has title {want:?}"), || {

@@ -12,7 +12,7 @@ use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
-use common::{eventually, memctl_path, stderr, stdout, Daemon, Sandbox};
+use common::{eventually, gotcha, memctl_path, stderr, stdout, title_of, Daemon, Sandbox};
 use serde_json::Value;
 
 /// The uid the tests act as when they play another user.
@@ -319,4 +319,184 @@ fn a_fresh_connection_is_served_from_the_reserve() {
         daemon.memctl(&["ping"]).status.success()
     });
     drop(silent);
+}
+
+fn status_text(daemon: &Daemon) -> String {
+    stdout(&daemon.memctl(&["status"]))
+}
+
+fn mkfifo(path: &Path) {
+    let status = Command::new("mkfifo").arg(path).status().unwrap();
+    assert!(status.success());
+}
+
+#[test]
+fn special_files_in_a_root_are_reported_never_read() {
+    let sandbox = Sandbox::new();
+    // One present at start, one made while running, and a symlink to an
+    // endless device.
+    mkfifo(&sandbox.root().join("at-start.yaml"));
+    let mut daemon = Daemon::start(&sandbox);
+    mkfifo(&sandbox.root().join("hang.yaml"));
+    std::os::unix::fs::symlink("/dev/zero", sandbox.root().join("big.yaml")).unwrap();
+    // The indexer is not stuck: a later save is served.
+    sandbox.write("g.yaml", gotcha("G-1", "after the fifo"));
+    eventually("a save after the FIFO is served", || {
+        title_of(&daemon, "G-1").as_deref() == Some("after the fifo")
+    });
+    eventually("status reports both", || {
+        let status = status_text(&daemon);
+        status.contains("hang.yaml:1:1: not a regular file (a FIFO)")
+            && status.contains("at-start.yaml:1:1: not a regular file (a FIFO)")
+    });
+    // /dev/zero lies outside the root; allowed out, it is a device.
+    assert!(status_text(&daemon).contains("big.yaml:1:1: a symlink to a file outside its root"));
+    let out = daemon.memctl(&["query", "fix the database"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let started = std::time::Instant::now();
+    let status = daemon.stop();
+    assert!(status.success(), "{status:?}");
+    assert!(started.elapsed() < Duration::from_secs(10));
+
+    std::fs::write(
+        sandbox.config(),
+        "roots = []\n[daemon]\nfollow_symlinks_out_of_roots = true\n",
+    )
+    .unwrap();
+    let daemon = Daemon::start(&sandbox);
+    assert!(
+        status_text(&daemon).contains("big.yaml:1:1: not a regular file (a character device)"),
+        "{}",
+        status_text(&daemon)
+    );
+}
+
+#[test]
+fn symlinks_out_of_a_root_are_not_followed_unless_allowed() {
+    let sandbox = Sandbox::new();
+    let outside = sandbox.dir.path().join("outside");
+    std::fs::create_dir(&outside).unwrap();
+    std::fs::write(outside.join("o.yaml"), gotcha("OUT-1", "from outside")).unwrap();
+    std::fs::write(
+        outside.join("d.yaml"),
+        gotcha("DIR-1", "through a directory link"),
+    )
+    .unwrap();
+    std::fs::write(
+        outside.join("secret.yaml"),
+        "hunter2_password: x\nsecond_secret_key: y\n",
+    )
+    .unwrap();
+    sandbox.write("in.yaml", gotcha("IN-1", "inside"));
+    std::os::unix::fs::symlink(
+        sandbox.root().join("in.yaml"),
+        sandbox.root().join("alias.yaml"),
+    )
+    .unwrap();
+    std::os::unix::fs::symlink(outside.join("o.yaml"), sandbox.root().join("o.yaml")).unwrap();
+    // A file in the root whose keys are not knowledge: status does not echo them.
+    sandbox.write("notes.yaml", "hunter2_password: x\n");
+    let mut daemon = Daemon::start(&sandbox);
+    assert_eq!(title_of(&daemon, "IN-1").as_deref(), Some("inside"));
+    assert_eq!(title_of(&daemon, "OUT-1"), None);
+    let status = status_text(&daemon);
+    assert!(
+        status.contains("o.yaml:1:1: a symlink to a file outside its root"),
+        "{status}"
+    );
+    assert!(!status.contains("hunter2"), "{status}");
+    // Made while running: a file symlink out, and a directory symlink.
+    std::os::unix::fs::symlink(outside.join("secret.yaml"), sandbox.root().join("s.yaml")).unwrap();
+    std::os::unix::fs::symlink(&outside, sandbox.root().join("linked")).unwrap();
+    sandbox.write("later.yaml", gotcha("LATER-1", "later"));
+    eventually("the later save is served", || {
+        title_of(&daemon, "LATER-1").is_some()
+    });
+    assert_eq!(
+        title_of(&daemon, "DIR-1"),
+        None,
+        "a directory symlink is not walked"
+    );
+    let status = status_text(&daemon);
+    assert!(
+        status.contains("s.yaml:1:1: a symlink to a file outside its root"),
+        "{status}"
+    );
+    assert!(!status.contains("hunter2"), "{status}");
+    // The same after a restart.
+    daemon.stop();
+    let mut daemon = Daemon::start(&sandbox);
+    assert_eq!(title_of(&daemon, "DIR-1"), None);
+    assert_eq!(title_of(&daemon, "OUT-1"), None);
+    daemon.stop();
+    std::fs::write(
+        sandbox.config(),
+        "roots = []\n[daemon]\nfollow_symlinks_out_of_roots = true\n",
+    )
+    .unwrap();
+    let daemon = Daemon::start(&sandbox);
+    assert_eq!(title_of(&daemon, "OUT-1").as_deref(), Some("from outside"));
+    assert_eq!(
+        title_of(&daemon, "DIR-1"),
+        None,
+        "directory links are never walked"
+    );
+}
+
+/// Sets a file's modification time to `secs` since the epoch, whole: what a
+/// file system with one-second timestamps records.
+fn set_mtime(path: &Path, secs: u64) {
+    let file = std::fs::File::options().write(true).open(path).unwrap();
+    file.set_modified(std::time::UNIX_EPOCH + Duration::from_secs(secs))
+        .unwrap();
+}
+
+fn now_secs() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs()
+}
+
+/// Saves of the same size within one timestamp tick: size and time say
+/// nothing changed, the content does.
+#[test]
+fn same_size_saves_within_a_timestamp_tick_are_seen() {
+    let sandbox = Sandbox::new();
+    let path = sandbox.write("g.yaml", gotcha("G-1", "version-1"));
+    let second = now_secs();
+    set_mtime(&path, second);
+    let mut daemon = Daemon::start(&sandbox);
+    assert_eq!(title_of(&daemon, "G-1").as_deref(), Some("version-1"));
+    for version in ["version-2", "version-3"] {
+        std::fs::write(&path, gotcha("G-1", version)).unwrap();
+        set_mtime(&path, second);
+        eventually("the save is served", || {
+            title_of(&daemon, "G-1").as_deref() == Some(version)
+        });
+    }
+    // Long after, a tool rewrites it keeping size and time (rsync -t,
+    // a restore): `memctl reload` compares contents.
+    let old = second - 3600;
+    set_mtime(&path, old);
+    std::thread::sleep(Duration::from_millis(300));
+    std::fs::write(&path, gotcha("G-1", "version-4")).unwrap();
+    set_mtime(&path, old);
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(daemon.memctl(&["reload"]).status.success());
+    assert_eq!(title_of(&daemon, "G-1").as_deref(), Some("version-4"));
+    // Saved in the tick the daemon last read it in, then restarted.
+    daemon.stop();
+    let now = now_secs();
+    std::fs::write(&path, gotcha("G-1", "version-5")).unwrap();
+    set_mtime(&path, now);
+    let mut daemon = Daemon::start(&sandbox);
+    std::fs::write(&path, gotcha("G-1", "version-6")).unwrap();
+    set_mtime(&path, now);
+    eventually("the save is served", || {
+        title_of(&daemon, "G-1").as_deref() == Some("version-6")
+    });
+    daemon.stop();
+    let daemon = Daemon::start(&sandbox);
+    assert_eq!(title_of(&daemon, "G-1").as_deref(), Some("version-6"));
 }

@@ -9,8 +9,10 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Instant, UNIX_EPOCH};
 
+use crate::knowledge::file::unreadable_because;
+use crate::knowledge::read::{read_under_root, ReadError};
 use crate::knowledge::scan::{is_knowledge_path, knowledge_files};
-use crate::knowledge::{parse_file, FileKind, FileLoad, MAX_FILE_BYTES};
+use crate::knowledge::{parse_file, FileKind, FileLoad};
 use crate::protocol::ReindexReport;
 use crate::store::{FileRecord, Store};
 
@@ -86,8 +88,9 @@ pub fn load_from_store(k: &mut Knowledge, store: &Store, pass: &mut Pass) {
         let scope = root.scope;
         let same = std::fs::metadata(&path)
             .is_ok_and(|m| m.len() == record.size && mtime_ns(&m) == record.mtime_ns);
-        if !same {
-            return; // the rescan that follows re-parses or removes it
+        // A refusal depends on the configuration: it is decided afresh.
+        if !same || record.hash == REFUSED_HASH {
+            return; // the rescan that follows re-reads or removes it
         }
         k.files.insert(
             path.clone(),
@@ -132,27 +135,36 @@ pub fn load_from_store(k: &mut Knowledge, store: &Store, pass: &mut Pass) {
 
 /// Brings one path in line with the disk: a knowledge file is (re)loaded
 /// if it changed, a directory is walked, and a path that is gone takes
-/// every known file at or under it with it.
-pub fn sync_path(k: &mut Knowledge, path: &Path, pass: &mut Pass) {
-    match std::fs::metadata(path) {
+/// every known file at or under it with it. A symlink to a directory is
+/// walked only when it is a root, as in the start-up scan; with `verify`
+/// every file's content is compared.
+pub fn sync_path(k: &mut Knowledge, path: &Path, pass: &mut Pass, verify: bool) {
+    let is_root = k.roots.iter().any(|r| r.path == path);
+    let meta = if is_root {
+        std::fs::metadata(path)
+    } else {
+        std::fs::symlink_metadata(path)
+    };
+    match meta {
         Ok(meta) if meta.is_dir() => {
             let present = knowledge_files(path);
             forget_missing(k, path, &present, pass);
             for file in present {
-                sync_file(k, &file, pass);
+                sync_file(k, &file, pass, verify);
             }
         }
-        Ok(_) if is_knowledge_path(path) => sync_file(k, path, pass),
-        Ok(_) => {}
+        Ok(_) if is_knowledge_path(path) => sync_file(k, path, pass, verify),
+        Ok(_) => forget_missing(k, path, &[], pass), // a directory replaced by a symlink
         Err(_) => forget_missing(k, path, &[], pass),
     }
 }
 
-/// Rescans every root: new, changed and vanished files alike.
-pub fn rescan(k: &mut Knowledge, pass: &mut Pass) {
+/// Rescans every root: new, changed and vanished files alike; with
+/// `verify`, every file's content is compared, whatever its time says.
+pub fn rescan(k: &mut Knowledge, pass: &mut Pass, verify: bool) {
     let roots: Vec<PathBuf> = k.roots.iter().map(|r| r.path.clone()).collect();
     for root in roots {
-        sync_path(k, &root, pass);
+        sync_path(k, &root, pass, verify);
     }
     // Files under no root any more (a root was dropped).
     let orphans: Vec<PathBuf> = k
@@ -185,45 +197,70 @@ fn forget(k: &mut Knowledge, path: &Path, pass: &mut Pass) {
     pass.removed += 1;
 }
 
-/// (Re)loads one file if its size, modification time and then content say
-/// it changed.
-fn sync_file(k: &mut Knowledge, path: &Path, pass: &mut Pass) {
+/// How long after its modification time a file's size and time may still
+/// hide a change: file systems with whole-second timestamps (ext3, HFS+,
+/// some network and FUSE mounts) give two saves within a second the same
+/// time, and FAT rounds to two seconds. A file modified this recently is
+/// compared by content.
+pub const TIMESTAMP_GRANULARITY_NS: i128 = 2_000_000_000;
+
+/// Whether a modification time is too recent to trust size and time alone.
+fn recent(mtime_ns: i128) -> bool {
+    let now = std::time::SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as i128);
+    now - mtime_ns < TIMESTAMP_GRANULARITY_NS
+}
+
+/// (Re)loads one file if its size and modification time, then its content,
+/// say it changed; with `verify` (a reload), or when the file was modified
+/// too recently for its time to tell, the content decides. Only a regular
+/// file is read, within the size limit, and not through a symlink out of
+/// its root (unless the configuration allows it); one that is refused keeps
+/// its last good items and reports why.
+fn sync_file(k: &mut Knowledge, path: &Path, pass: &mut Pass, verify: bool) {
     let Some(root) = k.root_of(path) else { return };
-    let (scope, project) = (root.scope, root.project.clone());
+    let (scope, project, root_path) = (root.scope, root.project.clone(), root.path.clone());
     let Ok(meta) = std::fs::metadata(path) else {
         if k.files.contains_key(path) {
             forget(k, path, pass);
         }
         return;
     };
-    let (size, mtime) = (meta.len(), mtime_ns(&meta));
     let known = k.files.get(path).copied();
-    if known.is_some_and(|m| m.size == size && m.mtime_ns == mtime) {
-        return;
-    }
-    let bytes = if size > MAX_FILE_BYTES {
-        Vec::new()
-    } else {
-        match std::fs::read(path) {
-            Ok(bytes) => bytes,
-            Err(_) => return, // vanished between stat and read: the next event says so
-        }
-    };
-    let hash = content_hash(&bytes);
-    let file_meta = FileMeta {
-        size,
-        mtime_ns: mtime,
-        hash,
-    };
-    if known.is_some_and(|m| m.hash == hash && size <= MAX_FILE_BYTES) {
-        k.files.insert(path.to_path_buf(), file_meta);
+    let unchanged = |m: &FileMeta| m.size == meta.len() && m.mtime_ns == mtime_ns(&meta);
+    if !verify && known.is_some_and(|m| unchanged(&m) && !recent(m.mtime_ns)) {
         return;
     }
     let shared: Arc<Path> = Arc::from(path);
-    let load = if size > MAX_FILE_BYTES {
-        crate::knowledge::load_file(path)
-    } else {
-        parse_file(shared, &bytes)
+    let (file_meta, load) = match read_under_root(path, &root_path, k.follow_symlinks_out_of_roots)
+    {
+        Ok(read) => {
+            let file_meta = FileMeta {
+                size: read.meta.len(),
+                mtime_ns: mtime_ns(&read.meta),
+                hash: content_hash(&read.bytes),
+            };
+            if known.is_some_and(|m| m.hash == file_meta.hash) {
+                k.files.insert(path.to_path_buf(), file_meta);
+                return;
+            }
+            (file_meta, parse_file(shared, &read.bytes))
+        }
+        Err(ReadError::Io(err)) if err.kind() == std::io::ErrorKind::NotFound => {
+            if k.files.contains_key(path) {
+                forget(k, path, pass); // vanished between stat and open
+            }
+            return;
+        }
+        Err(err) => {
+            let file_meta = FileMeta {
+                size: meta.len(),
+                mtime_ns: mtime_ns(&meta),
+                hash: REFUSED_HASH,
+            };
+            (file_meta, unreadable_because(shared, &err))
+        }
     };
     // A file that stops parsing keeps its last good items, in memory and in
     // the store.
@@ -235,9 +272,9 @@ fn sync_file(k: &mut Knowledge, path: &Path, pass: &mut Pass) {
         _ => (load.kind.clone(), load.items.clone()),
     };
     let record = FileRecord {
-        size,
-        mtime_ns: mtime,
-        hash,
+        size: file_meta.size,
+        mtime_ns: file_meta.mtime_ns,
+        hash: file_meta.hash,
         project,
         kind,
         items,
@@ -251,6 +288,10 @@ fn sync_file(k: &mut Knowledge, path: &Path, pass: &mut Pass) {
     pass.put.push((path.to_path_buf(), record));
     pass.parsed += 1;
 }
+
+/// The hash recorded for a file that was refused: no content hashes to it
+/// in practice, so the next read of real content is always taken.
+const REFUSED_HASH: u64 = 0;
 
 /// The global roots and the registered projects' roots, in scope order.
 pub fn roots_for(global: &[PathBuf], projects: &[PathBuf]) -> Vec<(PathBuf, Option<PathBuf>)> {

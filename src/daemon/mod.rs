@@ -187,6 +187,7 @@ fn take_lock(socket: &Path) -> Result<File, DaemonError> {
 fn start_up(config: &Config, store: &Store) -> Knowledge {
     let mut k = Knowledge {
         engine: Engine::new(config),
+        follow_symlinks_out_of_roots: config.daemon.follow_symlinks_out_of_roots,
         ..Knowledge::default()
     };
     let projects = store.projects().unwrap_or_else(|err| {
@@ -198,7 +199,7 @@ fn start_up(config: &Config, store: &Store) -> Knowledge {
     }
     let mut pass = Pass::new();
     indexer::load_from_store(&mut k, store, &mut pass);
-    indexer::rescan(&mut k, &mut pass);
+    indexer::rescan(&mut k, &mut pass, false);
     k.startup = pass.finish(store);
     k.engine.shrink_to_fit();
     k

@@ -61,6 +61,8 @@ pub struct Knowledge {
     pub roots: Vec<Root>,
     pub startup: ReindexReport,
     pub last: Option<ReindexReport>,
+    /// Whether a symlink may lead a root's file out of the root.
+    pub follow_symlinks_out_of_roots: bool,
 }
 
 impl Knowledge {

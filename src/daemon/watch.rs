@@ -106,7 +106,7 @@ impl Indexer {
                     let paths: BTreeSet<PathBuf> =
                         events.into_iter().flat_map(|e| e.event.paths).collect();
                     if rescan {
-                        self.rescan("the watcher asked for a rescan");
+                        self.rescan("the watcher asked for a rescan", false);
                     } else {
                         self.apply_paths(paths);
                     }
@@ -115,21 +115,21 @@ impl Indexer {
                     for err in &errors {
                         tracing::warn!("file watching error: {err}");
                     }
-                    self.rescan("file watching reported errors");
+                    self.rescan("file watching reported errors", false);
                 }
                 Ok(Message::Polled(Ok(event))) => {
                     if event.need_rescan() || matches!(event.kind, EventKind::Other) {
-                        self.rescan("the poller asked for a rescan");
+                        self.rescan("the poller asked for a rescan", false);
                     } else {
                         self.apply_paths(event.paths.into_iter().collect());
                     }
                 }
                 Ok(Message::Polled(Err(err))) => {
                     tracing::warn!("polling error: {err}");
-                    self.rescan("polling reported an error");
+                    self.rescan("polling reported an error", false);
                 }
                 Ok(Message::Reload(reply)) => {
-                    let report = self.rescan("reload requested");
+                    let report = self.rescan("reload requested", true);
                     let _ = reply.send(report);
                 }
                 Ok(Message::Register(repo, reply)) => {
@@ -148,7 +148,7 @@ impl Indexer {
             }
             if last_reconcile.elapsed() >= RECONCILE {
                 last_reconcile = Instant::now();
-                self.rescan("periodic reconciliation");
+                self.rescan("periodic reconciliation", false);
             }
         }
         if let Some(debouncer) = self.native.take() {
@@ -175,19 +175,20 @@ impl Indexer {
             let mut k = self.shared.write();
             for path in &paths {
                 if k.root_of(path).is_some() {
-                    indexer::sync_path(&mut k, path, &mut pass);
+                    indexer::sync_path(&mut k, path, &mut pass, false);
                 }
             }
         }
         self.finish(pass);
     }
 
-    fn rescan(&mut self, why: &str) -> ReindexReport {
+    /// Rescans every root; with `verify` (a reload), by content.
+    fn rescan(&mut self, why: &str, verify: bool) -> ReindexReport {
         tracing::debug!("rescanning: {why}");
         let mut pass = Pass::new();
         {
             let mut k = self.shared.write();
-            indexer::rescan(&mut k, &mut pass);
+            indexer::rescan(&mut k, &mut pass, verify);
         }
         self.finish(pass)
     }
@@ -231,7 +232,7 @@ impl Indexer {
         {
             let mut k = self.shared.write();
             for sub in [".claude/memory", ".memd"] {
-                indexer::sync_path(&mut k, &repo.join(sub), &mut pass);
+                indexer::sync_path(&mut k, &repo.join(sub), &mut pass, false);
             }
         }
         self.finish(pass);
@@ -288,7 +289,7 @@ impl Indexer {
         let mut pass = Pass::new();
         {
             let mut k = self.shared.write();
-            indexer::sync_path(&mut k, path, &mut pass);
+            indexer::sync_path(&mut k, path, &mut pass, false);
         }
         self.finish(pass);
     }

@@ -94,28 +94,23 @@ impl Format {
     }
 }
 
-/// Reads and loads a file from disk.
+/// Reads and loads a file from disk: only a regular file, within the size
+/// limit ([`super::read::read_regular`]).
 pub fn load_file(path: &Path) -> FileLoad {
     let shared: Arc<Path> = Arc::from(path);
-    match std::fs::metadata(path) {
-        Ok(meta) if meta.len() > MAX_FILE_BYTES => {
-            return unreadable(
-                shared,
-                Pos { line: 1, col: 1 },
-                format!(
-                    "file is {:.1} MiB, over the {} MiB limit; refused",
-                    meta.len() as f64 / (1024.0 * 1024.0),
-                    MAX_FILE_BYTES / (1024 * 1024)
-                ),
-            )
-        }
-        Ok(_) => {}
-        Err(err) => return unreadable(shared, Pos::default(), format!("cannot read: {err}")),
+    match super::read::read_regular(path) {
+        Ok(read) => parse_file(shared, &read.bytes),
+        Err(err) => unreadable_because(shared, &err),
     }
-    match std::fs::read(path) {
-        Ok(bytes) => parse_file(shared, &bytes),
-        Err(err) => unreadable(shared, Pos::default(), format!("cannot read: {err}")),
-    }
+}
+
+/// The load of a file that could not be read.
+pub fn unreadable_because(path: Arc<Path>, err: &super::read::ReadError) -> FileLoad {
+    let pos = match err {
+        super::read::ReadError::Io(_) => Pos::default(),
+        _ => Pos { line: 1, col: 1 },
+    };
+    unreadable(path, pos, err.to_string())
 }
 
 /// Loads a file's bytes (the size check is the caller's).
@@ -248,10 +243,16 @@ fn load_document(path: Arc<Path>, parsed: Result<Option<Node>, SyntaxError>) -> 
         .iter()
         .any(|k| root.get(k).is_some());
     if !is_collections && !is_experience {
-        let keys: Vec<_> = root.keys().take(5).collect();
+        // The file's own keys are not repeated: status must never echo the
+        // content of a file that is not knowledge.
+        let expected: Vec<_> = COLLECTION_KEYS.iter().map(|(k, _)| *k).collect();
         return ignored(
             path,
-            &format!("no knowledge keys (found: {})", keys.join(", ")),
+            &format!(
+                "none of its {} top-level keys is a knowledge key ({}, common_mistakes, preferred_approaches)",
+                root.keys().count(),
+                expected.join(", ")
+            ),
         );
     }
     let mut loader = Loader::new(path);

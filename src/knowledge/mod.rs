@@ -1,11 +1,12 @@
-//! Knowledge files: parsing with positions, reading every item kind, and
-//! finding files under a root.
+//! Knowledge files: reading them safely, parsing with positions, reading
+//! every item kind, and finding files under a root.
 
 pub mod fields;
 pub mod file;
 pub mod item;
 pub mod kinds;
 pub mod node;
+pub mod read;
 pub mod scan;
 pub mod view;
 

@@ -138,13 +138,20 @@ mod tests {
         std::fs::write(&secret, "patterns: []\n").unwrap();
         let root = tempfile::tempdir().unwrap();
         std::fs::write(root.path().join("real.yaml"), "patterns: []\n").unwrap();
-        symlink(root.path().join("real.yaml"), root.path().join("alias.yaml")).unwrap();
+        symlink(
+            root.path().join("real.yaml"),
+            root.path().join("alias.yaml"),
+        )
+        .unwrap();
         symlink(&secret, root.path().join("out.yaml")).unwrap();
         symlink(outside.path(), root.path().join("dir")).unwrap();
         assert!(read_under_root(&root.path().join("alias.yaml"), root.path(), false).is_ok());
         for path in ["out.yaml", "dir/secret.yaml"] {
             let err = read_under_root(&root.path().join(path), root.path(), false).unwrap_err();
-            assert!(err.to_string().contains("outside its root"), "{path}: {err}");
+            assert!(
+                err.to_string().contains("outside its root"),
+                "{path}: {err}"
+            );
             assert!(read_under_root(&root.path().join(path), root.path(), true).is_ok());
         }
         // A root that is itself a symlink is resolved first.

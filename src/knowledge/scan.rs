@@ -25,8 +25,10 @@ pub fn is_knowledge_path(path: &Path) -> bool {
 }
 
 /// Every knowledge file under `root`, sorted. Hidden directories inside the
-/// root are skipped and directory symlinks are not followed (no cycles). A
-/// missing root yields nothing.
+/// root are skipped and directory symlinks are not followed (no cycles).
+/// Anything else with a knowledge file's name is listed, symlinks and
+/// special files included: reading it decides ([`super::read`]), and says
+/// why it refuses. A missing root yields nothing.
 pub fn knowledge_files(root: &Path) -> Vec<PathBuf> {
     let mut found = Vec::new();
     let mut pending = vec![root.to_path_buf()];
@@ -43,7 +45,7 @@ pub fn knowledge_files(root: &Path) -> Vec<PathBuf> {
                 if !is_temporary_name(&path) {
                     pending.push(path);
                 }
-            } else if is_knowledge_path(&path) && (file_type.is_file() || path.is_file()) {
+            } else if is_knowledge_path(&path) {
                 found.push(path);
             }
         }

@@ -224,3 +224,22 @@ pub fn eventually(what: &str, mut check: impl FnMut() -> bool) {
     }
     panic!("timed out waiting until {what}");
 }
+
+/// A gotcha file with one item.
+pub fn gotcha(id: &str, title: &str) -> String {
+    format!("gotchas:\n  - id: {id}\n    title: {title}\n    fix: do the right thing\n    category: db\n")
+}
+
+/// The title of gotcha `id` as the daemon serves it, if any.
+pub fn title_of(daemon: &Daemon, id: &str) -> Option<String> {
+    let out = daemon.memctl(&["get", id, "--json"]);
+    if !out.status.success() {
+        return None;
+    }
+    let v: serde_json::Value = serde_json::from_str(&stdout(&out)).ok()?;
+    v["ok"]["item"]["fields"]
+        .as_array()?
+        .iter()
+        .find(|f| f[0] == "title")
+        .map(|f| f[1].as_str().unwrap_or_default().to_string())
+}
