@@ -155,6 +155,36 @@ fn bench(items: usize) {
         })
         .collect();
     time(&engine, &starts, items, "session starts, learned as above");
+    // A prompt after a pasted log or file: 64 KiB to 1 MiB of words (half
+    // of them from the corpus's vocabulary, half unknown), the question at
+    // the end.
+    let long: Vec<Query> = queries
+        .iter()
+        .take(30)
+        .enumerate()
+        .map(|(i, q)| {
+            let bytes = [64 * 1024, 256 * 1024, 1024 * 1024][i % 3];
+            let mut task = String::with_capacity(bytes + q.task.len());
+            let mut n = 0u64;
+            while task.len() < bytes {
+                if rng.below(2) == 0 {
+                    task.push_str(&vocab[rng.below(vocab.len())]);
+                } else {
+                    n += 1;
+                    task.push_str(&format!("tok{n}x{}", rng.below(1_000_000)));
+                }
+                task.push(' ');
+            }
+            task.push_str(&q.task);
+            Query { task, ..q.clone() }
+        })
+        .collect();
+    time(
+        &engine,
+        &long,
+        items,
+        "tasks after a pasted 64 KiB-1 MiB log",
+    );
 }
 
 /// Times each of `queries` one at a time, in rounds, and prints the figures.

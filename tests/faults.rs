@@ -500,3 +500,36 @@ fn same_size_saves_within_a_timestamp_tick_are_seen() {
     let daemon = Daemon::start(&sandbox);
     assert_eq!(title_of(&daemon, "G-1").as_deref(), Some("version-6"));
 }
+
+/// A prompt after a pasted 2 MiB log (tens of thousands of distinct words):
+/// answered, with what is asked at the end considered, while another client
+/// is served. Before, a 1 MiB task was not answered within a minute.
+#[test]
+fn a_huge_task_is_answered_by_its_start_and_end() {
+    let sandbox = Sandbox::new();
+    sandbox.write("g.yaml", gotcha("G-1", "flaky database pool"));
+    sandbox.write(
+        "p.yaml",
+        "gotchas:\n  - id: G-2\n    title: zebra crossing\n    fix: feed the quokka first\n    category: quokka\n",
+    );
+    let daemon = Daemon::start(&sandbox);
+    let mut task = String::new();
+    let mut n = 0u64;
+    while task.len() < 2 * 1024 * 1024 {
+        n += 1;
+        task.push_str(&format!("w{n}q{} ", n * 7919 % 1_000_003));
+    }
+    task.push_str("why is the quokka marmoset handling broken");
+    let body = serde_json::json!({"version": 1, "request": {"query": {"task": task}}}).to_string();
+    let mut stream = UnixStream::connect(&daemon.socket).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(60)))
+        .unwrap();
+    stream.write_all(&json_frame(&body)).unwrap();
+    assert!(daemon.memctl(&["ping"]).status.success());
+    let v = read_frame(&mut stream);
+    let block = v["outcome"]["ok"]["answer"]["block"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(block.contains("zebra crossing"), "{v}");
+}

@@ -123,12 +123,13 @@ impl Features {
 /// it counts in set sizes but matches nothing.
 pub(crate) fn term_ids(index: &TextIndex, text: &str) -> Vec<u32> {
     let mut ids: Vec<u32> = Vec::new();
-    let mut unknown: Vec<String> = Vec::new();
+    let mut unknown = rustc_hash::FxHashSet::default();
     for term in terms(text) {
         match index.term_id(&term) {
             Some(id) => ids.push(id),
-            None if !unknown.contains(&term) => unknown.push(term),
-            None => {}
+            None => {
+                unknown.insert(term);
+            }
         }
     }
     ids.extend((0..unknown.len() as u32).map(|i| u32::MAX - i));

@@ -472,6 +472,7 @@ impl Engine {
     /// [`Engine::query_excluding`], with the lessons held back from the
     /// prompt by what was learned (for the daemon to age that evidence).
     pub fn answer(&self, query: &Query, exclude: &HashSet<String>) -> Result<Answered, QueryError> {
+        let query = &*bounded(query);
         let now = query_now(query)?;
         let selection = select::select(self, query, now, exclude);
         Ok(Answered {
@@ -483,7 +484,7 @@ impl Engine {
     /// Items whose text matches `text`, best first, as a query in `scope`
     /// sees them.
     pub fn search(&self, text: &str, limit: usize, scope: ScopeId) -> Vec<SearchHit> {
-        let sims = self.index.similarities(text);
+        let sims = self.index.similarities(&crate::text::considered(text));
         let mut hits: Vec<(f32, &Live)> = sims
             .matched()
             .iter()
@@ -514,7 +515,19 @@ impl Engine {
         query: &Query,
         exclude: &HashSet<String>,
     ) -> Result<Option<Explanation>, QueryError> {
-        explain::explain(self, id, query, exclude)
+        explain::explain(self, id, &bounded(query), exclude)
+    }
+}
+
+/// The query as it is answered: its task cut to what a query considers
+/// ([`crate::text::considered`]), so time stays bounded however long it is.
+fn bounded(query: &Query) -> Cow<'_, Query> {
+    match crate::text::considered(&query.task) {
+        Cow::Borrowed(_) => Cow::Borrowed(query),
+        Cow::Owned(task) => Cow::Owned(Query {
+            task,
+            ..query.clone()
+        }),
     }
 }
 

@@ -242,8 +242,9 @@ impl TextIndex {
         let mut scores = Vec::new();
         let mut matched = Vec::new();
         let mut query_terms: Vec<String> = Vec::new();
+        let mut seen = rustc_hash::FxHashSet::default();
         for_each_term(query, |t| {
-            if !query_terms.contains(&t) {
+            if seen.insert(t.clone()) {
                 query_terms.push(t)
             }
         });

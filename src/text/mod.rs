@@ -6,3 +6,45 @@ mod postings;
 pub mod tokenize;
 
 pub use bm25::{DocId, Field, Similarities, TextIndex};
+
+use std::borrow::Cow;
+
+/// The most of a task's text a query considers, in bytes. A longer task (a
+/// pasted log, a file) is considered by its first and last halves of this:
+/// what is asked is most often at the start or the end, and query time
+/// stays bounded whatever is pasted.
+pub const MAX_TASK_BYTES: usize = 32 * 1024;
+
+/// The part of `task` a query considers ([`MAX_TASK_BYTES`]).
+pub fn considered(task: &str) -> Cow<'_, str> {
+    if task.len() <= MAX_TASK_BYTES {
+        return Cow::Borrowed(task);
+    }
+    let half = MAX_TASK_BYTES / 2;
+    let mut head = half;
+    while !task.is_char_boundary(head) {
+        head -= 1;
+    }
+    let mut tail = task.len() - half;
+    while !task.is_char_boundary(tail) {
+        tail += 1;
+    }
+    Cow::Owned(format!("{}\n{}", &task[..head], &task[tail..]))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_long_task_is_considered_by_its_start_and_end() {
+        assert!(matches!(
+            considered("short task"),
+            Cow::Borrowed("short task")
+        ));
+        let task = format!("ASKED {} END", "é".repeat(MAX_TASK_BYTES));
+        let kept = considered(&task);
+        assert!(kept.len() <= MAX_TASK_BYTES + 1);
+        assert!(kept.starts_with("ASKED ") && kept.ends_with(" END"));
+    }
+}

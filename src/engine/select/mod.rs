@@ -79,7 +79,7 @@ pub(super) struct QueryFacts<'q> {
     /// Hashes a single-word gotcha category must be among to match: the
     /// agent's domains and role words, and the task's words with and
     /// without a plural `s`.
-    pub(super) gotcha_hashes: Vec<u64>,
+    pub(super) gotcha_hashes: rustc_hash::FxHashSet<u64>,
 }
 
 impl<'q> QueryFacts<'q> {
@@ -102,11 +102,14 @@ impl<'q> QueryFacts<'q> {
                 .collect::<Vec<_>>()
         };
         let tags = lower(&query.tags);
+        // Each word once, in order of appearance.
+        let mut seen_words = rustc_hash::FxHashSet::default();
         let task_words = query
             .task
             .split(|c: char| !c.is_alphanumeric())
             .filter(|w| !w.is_empty())
             .map(str::to_lowercase)
+            .filter(|w| seen_words.insert(w.clone()))
             .collect();
         let rubric = RubricContext {
             product: query
@@ -147,13 +150,14 @@ impl<'q> QueryFacts<'q> {
                 .filter(|k| !k.is_empty())
                 .collect()
         };
-        let mut gotcha_hashes: Vec<u64> = rubric.domains.iter().map(|d| hash(d)).collect();
+        let mut gotcha_hashes: rustc_hash::FxHashSet<u64> =
+            rubric.domains.iter().map(|d| hash(d)).collect();
         gotcha_hashes.extend(agent.iter().flat_map(|a| a.split('-')).map(hash));
         for w in &rubric.task_words {
-            gotcha_hashes.push(hash(w));
-            gotcha_hashes.push(hash(&format!("{w}s")));
+            gotcha_hashes.insert(hash(w));
+            gotcha_hashes.insert(hash(&format!("{w}s")));
             if let Some(singular) = w.strip_suffix('s') {
-                gotcha_hashes.push(hash(singular));
+                gotcha_hashes.insert(hash(singular));
             }
         }
         QueryFacts {
