@@ -533,3 +533,37 @@ fn a_huge_task_is_answered_by_its_start_and_end() {
         .unwrap_or_default();
     assert!(block.contains("zebra crossing"), "{v}");
 }
+
+/// An idle daemon does nothing: its own reads of a root (directory walks,
+/// file reads) are not taken for changes. Before, they woke it ~20 times a
+/// second, each time re-watching and re-walking the root.
+#[test]
+fn an_idle_daemon_is_not_woken_by_its_own_reads() {
+    let sandbox = Sandbox::new();
+    for i in 0..20 {
+        sandbox.write(
+            &format!("d{}/g{i}.yaml", i % 4),
+            gotcha(&format!("G-{i}"), "idle"),
+        );
+    }
+    let daemon = Daemon::start(&sandbox);
+    let log = sandbox.dir.path().join("memd.log");
+    let applied = || {
+        std::fs::read_to_string(&log)
+            .unwrap_or_default()
+            .matches("applying events on")
+            .count()
+    };
+    // Queries and status read through the daemon, not the files.
+    for _ in 0..5 {
+        assert!(daemon.memctl(&["status"]).status.success());
+        assert!(daemon.memctl(&["reload"]).status.success());
+    }
+    std::thread::sleep(Duration::from_secs(2));
+    let idle = applied();
+    std::thread::sleep(Duration::from_secs(2));
+    assert_eq!(applied(), idle, "woken while idle");
+    assert!(idle <= 1, "{idle} wake-ups after a reload");
+    sandbox.write("d0/new.yaml", gotcha("NEW-1", "a change"));
+    eventually("a change wakes it", || applied() > idle);
+}

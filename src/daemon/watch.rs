@@ -24,6 +24,12 @@ use super::state::{Shared, WatchMode};
 
 /// How long events settle before they are applied.
 pub const DEBOUNCE: Duration = Duration::from_millis(40);
+/// How often the debouncer looks for settled events. Its thread wakes this
+/// often even when nothing happens (its default, a quarter of the debounce
+/// time, is 100 times a second); a save is applied at most
+/// `DEBOUNCE + DEBOUNCE_TICK` after the write, within the 150 ms budget.
+/// The debouncer refuses a tick longer than the debounce time.
+const DEBOUNCE_TICK: Duration = DEBOUNCE;
 /// How often roots are checked for appearing or vanishing.
 const ROOT_CHECK: Duration = Duration::from_secs(1);
 /// How often everything is rescanned regardless of events.
@@ -50,6 +56,11 @@ pub enum Message {
     Shutdown,
 }
 
+/// Whether an event only says a file was opened, read or closed unchanged.
+fn is_access(kind: &EventKind) -> bool {
+    matches!(kind, EventKind::Access(_))
+}
+
 /// The indexer thread's own state.
 struct Indexer {
     shared: Arc<Shared>,
@@ -67,9 +78,13 @@ pub fn spawn(
 ) -> (Sender<Message>, std::thread::JoinHandle<()>) {
     let (tx, rx) = mpsc::channel();
     let native_tx = tx.clone();
-    let native = match new_debouncer(DEBOUNCE, None, move |res: DebounceEventResult| {
-        let _ = native_tx.send(Message::Native(res));
-    }) {
+    let native = match new_debouncer(
+        DEBOUNCE,
+        Some(DEBOUNCE_TICK),
+        move |res: DebounceEventResult| {
+            let _ = native_tx.send(Message::Native(res));
+        },
+    ) {
         Ok(debouncer) => Some(debouncer),
         Err(err) => {
             tracing::warn!("native file watching is unavailable ({err}); polling instead");
@@ -102,12 +117,19 @@ impl Indexer {
         loop {
             match rx.recv_timeout(ROOT_CHECK) {
                 Ok(Message::Native(Ok(events))) => {
+                    // Opening and reading are not changes; and memd's own
+                    // reads of a root would otherwise wake it up again,
+                    // forever.
+                    let events: Vec<_> = events
+                        .into_iter()
+                        .filter(|e| !is_access(&e.event.kind))
+                        .collect();
                     let rescan = events.iter().any(|e| e.need_rescan());
                     let paths: BTreeSet<PathBuf> =
                         events.into_iter().flat_map(|e| e.event.paths).collect();
                     if rescan {
                         self.rescan("the watcher asked for a rescan", false);
-                    } else {
+                    } else if !paths.is_empty() {
                         self.apply_paths(paths);
                     }
                 }
@@ -117,6 +139,7 @@ impl Indexer {
                     }
                     self.rescan("file watching reported errors", false);
                 }
+                Ok(Message::Polled(Ok(event))) if is_access(&event.kind) => {}
                 Ok(Message::Polled(Ok(event))) => {
                     if event.need_rescan() || matches!(event.kind, EventKind::Other) {
                         self.rescan("the poller asked for a rescan", false);
@@ -157,6 +180,7 @@ impl Indexer {
     }
 
     fn apply_paths(&mut self, paths: BTreeSet<PathBuf>) {
+        tracing::debug!("applying events on {} paths", paths.len());
         // An event on a root itself (deleted, replaced, moved) means its
         // watch may be gone with the old directory: watch it afresh.
         let touched_roots: Vec<PathBuf> = {
