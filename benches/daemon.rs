@@ -47,7 +47,7 @@ struct Daemon {
 
 impl Daemon {
     fn start(dir: &Path, root: &Path) -> (Daemon, Duration) {
-        let socket = dir.join("memd.sock");
+        let socket = dir.join("run").join("memd.sock");
         let config = dir.join("memd.toml");
         std::fs::write(&config, "roots = []\n[daemon]\nlog = \"warn\"\n").unwrap();
         let started = Instant::now();
@@ -61,7 +61,7 @@ impl Daemon {
             .arg(&socket)
             .arg("--root")
             .arg(root)
-            .stderr(Stdio::null())
+            .stderr(std::fs::File::create(dir.join("memd.log")).unwrap())
             .spawn()
             .unwrap();
         let daemon = Daemon { child, socket };
@@ -73,7 +73,8 @@ impl Daemon {
             }
             assert!(
                 started.elapsed() < Duration::from_secs(120),
-                "memd did not start"
+                "memd did not start: {}",
+                std::fs::read_to_string(dir.join("memd.log")).unwrap_or_default()
             );
             std::thread::sleep(Duration::from_millis(2));
         }
@@ -341,6 +342,132 @@ fn concurrent_clients(items: usize, clients: usize, per_client: usize) {
     daemon.stop();
 }
 
+/// The daemon's CPU time so far (user + system), from `/proc`.
+fn cpu_time(pid: u32) -> Duration {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    // Fields after the command name (which may hold spaces): utime and
+    // stime are the 12th and 13th after it, in clock ticks.
+    let after = stat.rsplit_once(')').map_or("", |(_, rest)| rest);
+    let fields: Vec<&str> = after.split_whitespace().collect();
+    let ticks: u64 = fields
+        .get(11..13)
+        .map_or(0, |f| f.iter().filter_map(|v| v.parse::<u64>().ok()).sum());
+    // SAFETY: sysconf only reads a system constant.
+    let per_second = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as u64;
+    Duration::from_micros(ticks * 1_000_000 / per_second)
+}
+
+/// The idle daemon: CPU over a quiet minute, once loaded.
+fn idle(items: usize) {
+    let dir = tempfile::tempdir().unwrap();
+    let root = corpus(dir.path(), items);
+    let (daemon, _) = Daemon::start(dir.path(), &root);
+    std::thread::sleep(Duration::from_secs(3));
+    let pid = daemon.child.id();
+    let before = cpu_time(pid);
+    let window = Duration::from_secs(60);
+    std::thread::sleep(window);
+    let used = cpu_time(pid) - before;
+    println!(
+        "idle at {items} items: {used:.2?} of CPU in {window:.0?} ({:.2}% of a core)",
+        used.as_secs_f64() / window.as_secs_f64() * 100.0
+    );
+    daemon.stop();
+}
+
+/// A sustained query load, every query from a new session (so each is
+/// recorded): queries per second, saves made during the load and when they
+/// were served, how long SIGTERM takes right after, and memory.
+fn load(items: usize, clients: usize, window: Duration) {
+    let dir = tempfile::tempdir().unwrap();
+    let root = corpus(dir.path(), items);
+    let (daemon, _) = Daemon::start(dir.path(), &root);
+    let rss_before = daemon.rss_mib();
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let handles: Vec<_> = (0..clients)
+        .map(|c| {
+            let socket = daemon.socket.clone();
+            let stop = stop.clone();
+            std::thread::spawn(move || {
+                let vocab = corpus::vocabulary();
+                let mut rng = corpus::Rng(c as u64 + 7);
+                let mut conn = Conn::open(&socket).unwrap();
+                let (mut answered, mut errors) = (0u64, 0u64);
+                while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                    let query = Query {
+                        task: task(&mut rng, &vocab),
+                        session_id: Some(format!("load-{c}-{answered}-{errors}")),
+                        tags: vec![format!("tag{}", answered % 40)],
+                        ..Query::default()
+                    };
+                    match conn.ask(RequestBody::Query(query)) {
+                        Ok(Reply::Answer(_)) => answered += 1,
+                        _ => errors += 1,
+                    }
+                }
+                (answered, errors)
+            })
+        })
+        .collect();
+    let started = Instant::now();
+    let mut conn = Conn::open(&daemon.socket).unwrap();
+    let file = root.join("under-load.yaml");
+    let mut visible = Vec::new();
+    let mut i = 0;
+    while started.elapsed() < window {
+        i += 1;
+        let title = format!("save {i} under load");
+        std::fs::write(
+            &file,
+            format!("gotchas:\n  - id: LOAD-1\n    title: {title}\n    fix: f\n"),
+        )
+        .unwrap();
+        let t = Instant::now();
+        loop {
+            let seen = match conn.ask(RequestBody::Get {
+                id: "LOAD-1".into(),
+                query: Query::default(),
+            }) {
+                Ok(Reply::Item(item)) => {
+                    item.fields.iter().any(|(k, v)| k == "title" && *v == title)
+                }
+                _ => false,
+            };
+            if seen || t.elapsed() > Duration::from_secs(120) {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        visible.push(t.elapsed());
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let elapsed = started.elapsed();
+    let (mut answered, mut errors) = (0, 0);
+    for h in handles {
+        let (a, e) = h.join().unwrap();
+        answered += a;
+        errors += e;
+    }
+    let rss_after = daemon.rss_mib();
+    let mut daemon = daemon;
+    let t = Instant::now();
+    let _ = Command::new("kill")
+        .arg("-TERM")
+        .arg(daemon.child.id().to_string())
+        .status();
+    let _ = daemon.child.wait();
+    let sigterm = t.elapsed();
+    visible.sort();
+    println!(
+        "load at {items} items, {clients} clients, every query a new session: {:.0} queries/s for {elapsed:.0?} ({errors} errors); {} saves during it served in p50 {:.1?}, max {:.1?}; SIGTERM right after: exit in {sigterm:.2?}; RSS {rss_before:.1} -> {rss_after:.1} MiB",
+        answered as f64 / elapsed.as_secs_f64(),
+        visible.len(),
+        percentile(&visible, 0.5),
+        visible.last().unwrap(),
+    );
+}
+
 /// A hook with no daemon to talk to: the wall time an agent waits.
 fn hook_without_daemon() {
     let memctl = memctl_path();
@@ -386,7 +513,15 @@ fn hook_without_daemon() {
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let quick = args.iter().any(|a| a == "quick");
-    let names = ["e2e", "save", "restart", "concurrent", "hook"];
+    let names = [
+        "e2e",
+        "save",
+        "restart",
+        "concurrent",
+        "hook",
+        "idle",
+        "load",
+    ];
     let chosen: Vec<&str> = names
         .iter()
         .copied()
@@ -412,5 +547,11 @@ fn main() {
     }
     if wants("hook") {
         hook_without_daemon();
+    }
+    if wants("idle") {
+        idle(20_000);
+    }
+    if wants("load") {
+        load(small, 8, Duration::from_secs(if quick { 5 } else { 20 }));
     }
 }

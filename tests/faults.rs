@@ -567,3 +567,86 @@ fn an_idle_daemon_is_not_woken_by_its_own_reads() {
     sandbox.write("d0/new.yaml", gotcha("NEW-1", "a change"));
     eventually("a change wakes it", || applied() > idle);
 }
+
+/// Sends `body` as a JSON frame and reads the answer, on one connection.
+fn exchange(stream: &mut UnixStream, body: &str) -> Value {
+    stream.write_all(&json_frame(body)).unwrap();
+    read_frame(stream)
+}
+
+/// Under a sustained query load (every query from a new session, each
+/// recorded), a save is served promptly and SIGTERM stops the daemon:
+/// records are written in batches, apart from file events. Before, each
+/// query queued its own commit ahead of file events.
+#[test]
+fn a_query_load_delays_neither_saves_nor_shutdown() {
+    let sandbox = Sandbox::new();
+    for i in 0..30 {
+        sandbox.write(
+            &format!("g{i}.yaml"),
+            gotcha(&format!("G-{i}"), "database pool"),
+        );
+    }
+    let mut daemon = Daemon::start(&sandbox);
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let answered = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+    let mut load = Vec::new();
+    for t in 0..4 {
+        let socket = daemon.socket.clone();
+        let stop = stop.clone();
+        let answered = answered.clone();
+        load.push(std::thread::spawn(move || {
+            let mut stream = UnixStream::connect(&socket).unwrap();
+            stream
+                .set_read_timeout(Some(Duration::from_secs(30)))
+                .unwrap();
+            let mut n = 0u64;
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                n += 1;
+                let body = format!(
+                    r#"{{"version": 1, "request": {{"query": {{"task": "fix the database pool", "kinds": ["gotcha"], "session_id": "load-{t}-{n}", "tags": ["t{}"]}}}}}}"#,
+                    n % 50
+                );
+                let v = exchange(&mut stream, &body);
+                assert!(v["outcome"]["ok"].is_object(), "{v}");
+                answered.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            }
+        }));
+    }
+    eventually("the load is under way", || {
+        answered.load(std::sync::atomic::Ordering::Relaxed) > 200
+    });
+    std::thread::sleep(Duration::from_secs(2));
+    sandbox.write("saved.yaml", gotcha("SAVED-1", "saved under load"));
+    eventually("the save is served under load", || {
+        title_of(&daemon, "SAVED-1").is_some()
+    });
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    for thread in load {
+        thread.join().unwrap();
+    }
+    eprintln!(
+        "{} queries answered",
+        answered.load(std::sync::atomic::Ordering::Relaxed)
+    );
+    // SIGTERM: the daemon writes what is queued and exits.
+    let _ = Command::new("kill")
+        .arg("-TERM")
+        .arg(daemon.child.id().to_string())
+        .status();
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while daemon.child.try_wait().unwrap().is_none() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "memd did not stop within 10 s of SIGTERM"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    // Every session was recorded.
+    let daemon = Daemon::start(&sandbox);
+    let status = daemon.json(&["status"]);
+    assert!(
+        status["ok"]["status"]["sessions"].as_u64().unwrap() > 200,
+        "{status}"
+    );
+}

@@ -191,7 +191,7 @@ impl<'w> Run<'w> {
         let dir = tempfile::tempdir().unwrap();
         world::write_repos(&dir.path().join("repos"), repos);
         world::write_lessons(&dir.path().join("knowledge"), lessons);
-        let socket = dir.path().join("memd.sock");
+        let socket = dir.path().join("run").join("memd.sock");
         let judge = std::env::current_exe().unwrap();
         let config = dir.path().join("memd.toml");
         std::fs::write(

@@ -13,7 +13,8 @@ use crate::protocol::{
     ErrorKind, Query, Reply, RequestBody, Response, RootStatus, StatusReport, PROTOCOL_VERSION,
 };
 
-use super::learning::{self, Shown};
+use super::learning;
+use super::recorder::{Recorder, Shown};
 use super::state::Shared;
 use super::watch::Message;
 use crate::engine::{Answered, Application};
@@ -30,6 +31,7 @@ pub struct Handler {
     pub shared: Arc<Shared>,
     pub store: Arc<Store>,
     pub indexer: Sender<Message>,
+    pub recorder: Recorder,
     pub judge: Arc<crate::evaluate::Judge>,
 }
 
@@ -226,13 +228,13 @@ impl Handler {
             .filter(|i| i.kind == crate::protocol::Kind::Lesson)
             .map(|i| i.id.clone())
             .collect();
-        let _ = self.indexer.send(Message::Shown(Shown {
+        self.recorder.record(Shown {
             session,
             new_session,
             lessons,
             held_back,
             tags,
-        }));
+        });
     }
 
     /// Registers the repository a query comes from, the first time a query

@@ -1,7 +1,7 @@
 //! Learning from use, in the daemon: direct feedback and tracked
-//! applications (answered only once committed to the store), session audits
-//! and the match-count auto-pin (written by the indexer thread, off the
-//! query path), and the `log` and `export` views.
+//! applications (answered only once committed to the store), evaluations,
+//! and the `log` and `export` views. What queries show is recorded by the
+//! [`super::recorder`].
 
 use std::collections::BTreeMap;
 
@@ -208,84 +208,6 @@ pub fn session_end(
         session_id: session.to_string(),
         shown: audit.shown.len() as u64,
     })
-}
-
-/// What a query showed, for the indexer thread to record.
-#[derive(Debug)]
-pub struct Shown {
-    /// The session whose audit to persist (as it is when written).
-    pub session: Option<String>,
-    /// Whether this was the session's first query (its context's session
-    /// clock ticks).
-    pub new_session: bool,
-    /// The lessons shown (for the match-count auto-pin).
-    pub lessons: Vec<String>,
-    /// The lessons learned evidence held back though they matched the
-    /// prompt well (their evidence ages).
-    pub held_back: Vec<String>,
-    /// The query's tags.
-    pub tags: Vec<String>,
-}
-
-/// Records what a query showed a session: counts a new session in its
-/// context (the tags' session clocks), counts lessons shown to a session
-/// for the match-count auto-pin, and ages the evidence that held lessons
-/// back from a session's prompt. Runs on the indexer thread.
-pub fn record_shown(shared: &Shared, store: &Store, shown: Shown) {
-    let Shown {
-        session,
-        new_session,
-        lessons,
-        held_back,
-        tags,
-    } = shown;
-    let mut k = shared.write();
-    // The audit as it is now, written under the sessions' lock like every
-    // other audit write: a later change (an evaluation, a session end) can
-    // never be overwritten in the store by this older one.
-    let sessions = shared.sessions();
-    let session = session.and_then(|id| sessions.get(&id).cloned().map(|audit| (id, audit)));
-    let owns: Vec<Vec<String>> = held_back.iter().map(|l| k.engine.own_tags(l)).collect();
-    let learned = k.engine.learned_mut();
-    let context = new_session.then(|| learned.observe_session(&tags));
-    let mut counts = Vec::new();
-    let mut pinned = Vec::new();
-    let mut aged = Vec::new();
-    if session.is_some() {
-        for (lesson, own) in held_back.iter().zip(&owns) {
-            for (tag, score) in learned.hold_back(lesson, own, &tags) {
-                aged.push((lesson.as_str(), tag, score));
-            }
-        }
-        for lesson in &lessons {
-            let (key, count, pin) = learned.shown(lesson, &tags);
-            counts.push((lesson.clone(), key, count));
-            if let Some(scope) = pin {
-                tracing::info!(
-                    "{lesson}: auto-pinned after {count} matches for [{}]",
-                    scope.join(", ")
-                );
-                pinned.push((lesson.clone(), learned.pins_of(lesson).to_vec()));
-            }
-        }
-    }
-    let write = LearnedWrite {
-        tag_scores: aged.iter().map(|(l, t, s)| (*l, t.as_str(), *s)).collect(),
-        matches: counts
-            .iter()
-            .map(|(l, s, c)| (l.as_str(), s.as_str(), *c))
-            .collect(),
-        pins: pinned
-            .iter()
-            .map(|(l, p)| (l.as_str(), p.as_slice()))
-            .collect(),
-        sessions: session.iter().map(|(id, a)| (id.as_str(), a)).collect(),
-        contexts: context.iter().map(|(c, n)| (c.as_str(), *n)).collect(),
-        ..LearnedWrite::default()
-    };
-    if let Err(err) = store.write_learned(&write) {
-        tracing::warn!("could not record a session audit: {err}");
-    }
 }
 
 /// One item's learned state.

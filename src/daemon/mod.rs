@@ -9,12 +9,15 @@
 //! - [`handler`]: answering each request.
 //! - [`watch`]: the indexer thread and the file watchers.
 //! - [`indexer`]: bringing memory and store in line with the disk.
+//! - [`recorder`]: what queries showed, recorded in batches.
+//! - [`learning`]: feedback, evaluations, the log.
 //! - [`state`]: what they share.
 
 pub mod activation;
 pub mod handler;
 pub mod indexer;
 pub mod learning;
+pub mod recorder;
 pub mod server;
 pub mod state;
 pub mod watch;
@@ -275,6 +278,7 @@ pub fn run(options: ServeOptions) -> Result<(), DaemonError> {
         },
     });
     let (indexer_tx, indexer_thread) = watch::spawn(shared.clone(), store.clone());
+    let (recorder, recorder_thread) = recorder::spawn(shared.clone(), store.clone());
     let judge = if config.evaluator.command.is_empty() {
         crate::evaluate::Judge::Builtin
     } else {
@@ -287,6 +291,7 @@ pub fn run(options: ServeOptions) -> Result<(), DaemonError> {
         shared,
         store: store.clone(),
         indexer: indexer_tx.clone(),
+        recorder: recorder.clone(),
         judge: Arc::new(judge),
     };
     let limits = server::Limits {
@@ -353,6 +358,8 @@ pub fn run(options: ServeOptions) -> Result<(), DaemonError> {
     });
     let _ = sd_notify::notify(&[sd_notify::NotifyState::Stopping]);
     let _ = indexer_tx.send(watch::Message::Shutdown);
+    recorder.stop();
+    let _ = recorder_thread.join();
     let _ = indexer_thread.join();
     if !activated {
         let _ = std::fs::remove_file(&socket);

@@ -19,7 +19,6 @@ use crate::protocol::ReindexReport;
 use crate::store::Store;
 
 use super::indexer::{self, Pass};
-use super::learning::Shown;
 use super::state::{Shared, WatchMode};
 
 /// How long events settle before they are applied.
@@ -50,8 +49,6 @@ pub enum Message {
     Reload(Sender<ReindexReport>),
     /// Register a project (a repository path), load its roots, then answer.
     Register(PathBuf, Sender<()>),
-    /// A query's answer to record.
-    Shown(Shown),
     /// Stop.
     Shutdown,
 }
@@ -158,9 +155,6 @@ impl Indexer {
                 Ok(Message::Register(repo, reply)) => {
                     self.register(&repo);
                     let _ = reply.send(());
-                }
-                Ok(Message::Shown(shown)) => {
-                    super::learning::record_shown(&self.shared, &self.store, shown);
                 }
                 Ok(Message::Shutdown) | Err(RecvTimeoutError::Disconnected) => break,
                 Err(RecvTimeoutError::Timeout) => {}
