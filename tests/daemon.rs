@@ -314,7 +314,10 @@ fn a_corrupt_database_is_rebuilt_from_the_files() {
     let daemon = Daemon::start(&sandbox);
     assert_eq!(title_of(&daemon, "G-1").as_deref(), Some("survives"));
     let log = std::fs::read_to_string(sandbox.dir.path().join("memd.log")).unwrap();
-    assert!(log.contains("rebuilding the index"), "{log}");
+    assert!(
+        log.contains("the database was rebuilt from the knowledge files"),
+        "{log}"
+    );
 }
 
 #[test]

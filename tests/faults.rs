@@ -138,9 +138,11 @@ fn memctl_and_the_hook_refuse_a_daemon_run_by_another_user() {
         .arg("--socket")
         .arg(&socket)
         .env("HOME", &data)
+        .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
         .spawn()
         .unwrap();
+    let _other = KillOnDrop(&mut child);
     // As root we can reach the socket whatever its mode.
     eventually("the other user's daemon listens", || {
         UnixStream::connect(&socket).is_ok()
@@ -173,8 +175,6 @@ fn memctl_and_the_hook_refuse_a_daemon_run_by_another_user() {
     assert!(out.status.success(), "a hook never breaks the agent");
     assert_eq!(stdout(&out), "", "nothing reaches the agent");
     assert!(stderr(&out).contains("served by uid"), "{}", stderr(&out));
-    let _ = Command::new("kill").arg(child.id().to_string()).status();
-    let _ = child.wait();
 }
 
 /// Peer credentials: with the socket opened up to everyone, another user's
@@ -649,4 +649,242 @@ fn a_query_load_delays_neither_saves_nor_shutdown() {
         status["ok"]["status"]["sessions"].as_u64().unwrap() > 200,
         "{status}"
     );
+}
+
+/// A small deterministic generator (SplitMix64).
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n.max(1) as u64) as usize
+    }
+}
+
+/// A sandbox with `n` gotchas in as many files, something learned, and
+/// the daemon's database written and closed.
+fn populated(n: usize) -> (Sandbox, std::path::PathBuf) {
+    let sandbox = Sandbox::new();
+    for i in 0..n {
+        sandbox.write(
+            &format!("g{i:03}.yaml"),
+            gotcha(&format!("G-{i}"), &format!("title {i}")),
+        );
+    }
+    let mut daemon = Daemon::start(&sandbox);
+    daemon.json(&["feedback", "G-7", "--relevant", "--tags", "rust"]);
+    daemon.stop();
+    let db = daemon.data_dir.join("memd.redb");
+    (sandbox, db)
+}
+
+/// Every gotcha is served with its own title, and nothing else.
+fn serves_the_files(daemon: &Daemon, n: usize) {
+    for i in 0..n {
+        assert_eq!(
+            title_of(daemon, &format!("G-{i}")).as_deref(),
+            Some(format!("title {i}").as_str())
+        );
+    }
+    let hits = daemon.json(&["search", "title", "--limit", "100"]);
+    let hits = hits["ok"]["hits"].as_array().unwrap();
+    assert_eq!(hits.len(), n.min(100), "{hits:?}");
+}
+
+/// Random corruptions of the database (pages overwritten, bits flipped,
+/// the file cut short): memd always starts, serves exactly what the files
+/// say, and says what it did. Before, many made it panic at every start or
+/// serve garbled ids.
+#[test]
+fn a_corrupt_database_never_crashes_memd_nor_serves_wrong_items() {
+    let (sandbox, db) = populated(40);
+    let pristine = std::fs::read(&db).unwrap();
+    let mut rng = Rng(0x5eed);
+    for round in 0..24 {
+        let mut bytes = pristine.clone();
+        match round % 3 {
+            0 => {
+                let page = rng.below(bytes.len() / 4096) * 4096;
+                for b in &mut bytes[page..(page + 4096).min(pristine.len())] {
+                    *b = rng.next() as u8;
+                }
+            }
+            1 => {
+                for _ in 0..8 {
+                    let at = rng.below(bytes.len());
+                    bytes[at] ^= 1 << rng.below(8);
+                }
+            }
+            _ => bytes.truncate(rng.below(bytes.len())),
+        }
+        // Earlier rounds' files set aside are cleared away.
+        for entry in std::fs::read_dir(db.parent().unwrap()).unwrap() {
+            let path = entry.unwrap().path();
+            if path.to_string_lossy().contains(".broken-") {
+                std::fs::remove_file(path).unwrap();
+            }
+        }
+        std::fs::write(&db, &bytes).unwrap();
+        let mut daemon = Daemon::start(&sandbox);
+        serves_the_files(&daemon, 40);
+        assert!(daemon.stop().success(), "round {round}");
+    }
+    let log = std::fs::read_to_string(sandbox.dir.path().join("memd.log")).unwrap();
+    eprintln!("{log}");
+}
+
+/// A corrupt page redb cannot open the database past: it is set aside, the
+/// index rebuilt from the files, and what was learned, read back from the
+/// old file where it still verifies, carried over.
+#[test]
+fn a_database_that_cannot_be_opened_keeps_what_still_verifies() {
+    // Enough files for their records to fill pages of their own.
+    let (sandbox, db) = populated(300);
+    let mut bytes = std::fs::read(&db).unwrap();
+    // The page holding a file record's key: its header zeroed.
+    let needle = sandbox.root().join("g150.yaml");
+    let needle = needle.to_string_lossy();
+    // The last copy written is the live one; earlier ones are in pages
+    // redb has freed and may have reused for anything.
+    let at = bytes
+        .windows(needle.len())
+        .rposition(|w| w == needle.as_bytes())
+        .expect("the record is in the file");
+    let page = at / 4096 * 4096;
+    bytes[page..page + 64].fill(0xff);
+    std::fs::write(&db, &bytes).unwrap();
+    let daemon = Daemon::start(&sandbox);
+    serves_the_files(&daemon, 300);
+    let memd_log = std::fs::read_to_string(sandbox.dir.path().join("memd.log")).unwrap();
+    assert!(memd_log.contains("rebuilt"), "{memd_log}");
+    let log = daemon.json(&["log", "G-7"]);
+    assert!(log.to_string().contains("rust"), "{log}\n{memd_log}");
+}
+
+/// A small file system mounted for a test, unmounted when dropped.
+struct SmallDisk {
+    dir: tempfile::TempDir,
+}
+
+impl SmallDisk {
+    /// A tmpfs of `size` (e.g. "4m"), or `None` (and the test says it is
+    /// skipped) where this process may not mount one.
+    fn mount(size: &str) -> Option<SmallDisk> {
+        let dir = tempfile::tempdir().unwrap();
+        let ok = Command::new("mount")
+            .args([
+                "-t",
+                "tmpfs",
+                "-o",
+                &format!("size={size},mode=0700"),
+                "tmpfs",
+            ])
+            .arg(dir.path())
+            .status()
+            .is_ok_and(|s| s.success());
+        if !ok {
+            eprintln!("skipped: cannot mount a tmpfs here (needs root)");
+            return None;
+        }
+        Some(SmallDisk { dir })
+    }
+}
+
+impl Drop for SmallDisk {
+    fn drop(&mut self) {
+        let _ = Command::new("umount")
+            .arg("-l")
+            .arg(self.dir.path())
+            .status();
+    }
+}
+
+/// A full disk makes learning fail, not stop: once space is back the
+/// database is reopened and feedback is committed again. Before, every
+/// write failed with "Previous I/O error" until memd was restarted.
+#[test]
+fn learning_resumes_once_a_full_disk_has_space_again() {
+    let Some(disk) = SmallDisk::mount("3m") else {
+        return;
+    };
+    let sandbox = Sandbox::new();
+    for i in 0..20 {
+        sandbox.write(&format!("g{i}.yaml"), gotcha(&format!("G-{i}"), "pool"));
+    }
+    let socket = sandbox.dir.path().join("run").join("memd.sock");
+    let data = disk.dir.path().join("data");
+    let log = std::fs::File::create(sandbox.dir.path().join("memd.log")).unwrap();
+    let mut child = common::memd()
+        .arg("serve")
+        .arg("--config")
+        .arg(sandbox.config())
+        .arg("--data-dir")
+        .arg(&data)
+        .arg("--socket")
+        .arg(&socket)
+        .arg("--root")
+        .arg(sandbox.root())
+        .stdout(std::process::Stdio::null())
+        .stderr(log)
+        .spawn()
+        .unwrap();
+    let _daemon = KillOnDrop(&mut child);
+    let feedback = |i: usize| {
+        Command::new(memctl_path())
+            .args(["feedback", &format!("G-{}", i % 20), "--relevant", "--tags"])
+            .arg(format!("tag-{i}"))
+            .arg("--socket")
+            .arg(&socket)
+            .output()
+            .unwrap()
+    };
+    eventually("memd is up", || feedback(0).status.success());
+    // Fill the disk.
+    let filler = disk.dir.path().join("filler");
+    {
+        let mut file = std::fs::File::create(&filler).unwrap();
+        let chunk = vec![0u8; 64 * 1024];
+        while file.write_all(&chunk).is_ok() {}
+        let _ = file.sync_all();
+    }
+    let mut failed = None;
+    for i in 1..2000 {
+        let out = feedback(i);
+        if !out.status.success() {
+            failed = Some(stderr(&out));
+            break;
+        }
+    }
+    let failed = failed.expect("feedback fails on a full disk");
+    assert!(failed.contains("could not commit"), "{failed}");
+    std::fs::remove_file(&filler).unwrap();
+    let out = feedback(5000);
+    assert!(
+        out.status.success(),
+        "after space is back: {}",
+        stderr(&out)
+    );
+    let out = Command::new(memctl_path())
+        .args(["log", "G-0", "--json", "--socket"])
+        .arg(&socket)
+        .output()
+        .unwrap();
+    assert!(stdout(&out).contains("tag-5000"), "{}", stdout(&out));
+}
+
+/// Stops a child process however the test ends.
+struct KillOnDrop<'a>(&'a mut std::process::Child);
+
+impl Drop for KillOnDrop<'_> {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
 }

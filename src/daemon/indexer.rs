@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::time::{Instant, UNIX_EPOCH};
 
 use crate::knowledge::file::unreadable_because;
-use crate::knowledge::read::{read_under_root, ReadError};
+use crate::knowledge::read::{read_regular, read_under_root, ReadError};
 use crate::knowledge::scan::{is_knowledge_path, knowledge_files};
 use crate::knowledge::{parse_file, FileKind, FileLoad};
 use crate::protocol::ReindexReport;
@@ -88,8 +88,15 @@ pub fn load_from_store(k: &mut Knowledge, store: &Store, pass: &mut Pass) {
         let scope = root.scope;
         let same = std::fs::metadata(&path)
             .is_ok_and(|m| m.len() == record.size && mtime_ns(&m) == record.mtime_ns);
-        // A refusal depends on the configuration: it is decided afresh.
-        if !same || record.hash == REFUSED_HASH {
+        // Read within its timestamp's granularity of its last change, the
+        // file may have changed again since without its size or time
+        // saying so: its content decides.
+        let settled = record.read_at_ns - record.mtime_ns >= TIMESTAMP_GRANULARITY_NS
+            || read_regular(&path).is_ok_and(|read| content_hash(&read.bytes) == record.hash);
+        // A refusal, or a symlink (which may lead out of its root), depends
+        // on the configuration: it is decided afresh.
+        let symlink = std::fs::symlink_metadata(&path).is_ok_and(|m| m.file_type().is_symlink());
+        if !same || record.hash == REFUSED_HASH || symlink || !settled {
             return; // the rescan that follows re-reads or removes it
         }
         k.files.insert(
@@ -123,9 +130,10 @@ pub fn load_from_store(k: &mut Knowledge, store: &Store, pass: &mut Pass) {
         Ok(unreadable) => {
             for path in unreadable {
                 tracing::warn!(
-                    "stored record of {} does not decode; re-parsing it",
+                    "the stored record of {} fails its checksum or does not decode; re-parsing the file",
                     path.display()
                 );
+                orphans.push(path);
             }
         }
         Err(err) => tracing::warn!("cannot read stored files, re-parsing everything: {err}"),
@@ -204,12 +212,16 @@ fn forget(k: &mut Knowledge, path: &Path, pass: &mut Pass) {
 /// compared by content.
 pub const TIMESTAMP_GRANULARITY_NS: i128 = 2_000_000_000;
 
+/// Now, in nanoseconds since the epoch.
+fn now_ns() -> i128 {
+    std::time::SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as i128)
+}
+
 /// Whether a modification time is too recent to trust size and time alone.
 fn recent(mtime_ns: i128) -> bool {
-    let now = std::time::SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_nanos() as i128);
-    now - mtime_ns < TIMESTAMP_GRANULARITY_NS
+    now_ns() - mtime_ns < TIMESTAMP_GRANULARITY_NS
 }
 
 /// (Re)loads one file if its size and modification time, then its content,
@@ -275,6 +287,7 @@ fn sync_file(k: &mut Knowledge, path: &Path, pass: &mut Pass, verify: bool) {
         size: file_meta.size,
         mtime_ns: file_meta.mtime_ns,
         hash: file_meta.hash,
+        read_at_ns: now_ns(),
         project,
         kind,
         items,

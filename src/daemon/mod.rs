@@ -157,6 +157,36 @@ fn check_private_dir(dir: &Path, uid: u32) -> Result<(), DaemonError> {
     Ok(())
 }
 
+/// Creates the data directory private to the user (0700).
+fn prepare_data_dir(dir: &Path) -> Result<(), DaemonError> {
+    if std::fs::symlink_metadata(dir).is_err() {
+        std::fs::create_dir_all(dir).map_err(io("cannot create the data directory", dir))?;
+        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))
+            .map_err(io("cannot make the data directory private", dir))?;
+    }
+    Ok(())
+}
+
+/// Says loudly what opening the store had to do.
+fn report_store(report: &crate::store::OpenReport) {
+    if let Some(why) = &report.rebuilt {
+        tracing::error!("the database was rebuilt from the knowledge files: {why}");
+    }
+    if let Some(aside) = &report.set_aside {
+        tracing::error!(
+            "the unusable database is kept as {} ({} learned records that verify were carried over; the rest is lost: `memctl export` keeps a copy of what is learned)",
+            aside.display(),
+            report.salvaged
+        );
+    }
+    if report.unverified > 0 {
+        tracing::warn!(
+            "{} stored records failed their checksum and were dropped (files are re-parsed)",
+            report.unverified
+        );
+    }
+}
+
 /// Takes the per-socket lock before the socket is touched, and writes our
 /// pid into it.
 fn take_lock(socket: &Path) -> Result<File, DaemonError> {
@@ -227,8 +257,7 @@ pub fn run(options: ServeOptions) -> Result<(), DaemonError> {
         tracing::info!("removing the stale socket {}", socket.display());
         std::fs::remove_file(&socket).map_err(io("cannot remove the stale socket", &socket))?;
     }
-    std::fs::create_dir_all(&config.data_dir)
-        .map_err(io("cannot create the data directory", &config.data_dir))?;
+    prepare_data_dir(&config.data_dir)?;
     let db_path = config.data_dir.join("memd.redb");
     let (store, report) = match Store::open(&db_path) {
         Ok(opened) => opened,
@@ -237,9 +266,7 @@ pub fn run(options: ServeOptions) -> Result<(), DaemonError> {
         }
         Err(err) => return Err(err.into()),
     };
-    if let Some(why) = report.rebuilt {
-        tracing::warn!("rebuilding the index from the source files: {why}");
-    }
+    report_store(&report);
     let store = Arc::new(store);
     let started = Instant::now();
     let mut knowledge = start_up(&config, &store);
