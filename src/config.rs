@@ -87,6 +87,11 @@ pub struct DaemonSettings {
     /// Whether a symlink in a root may lead to a file outside it (off: a
     /// root is what its owner put there, and nothing else is read).
     pub follow_symlinks_out_of_roots: bool,
+    /// Session audits untouched this many days are forgotten.
+    pub session_days: u32,
+    /// At most this many session audits are kept; beyond, the oldest go,
+    /// evaluated ones first.
+    pub max_sessions: usize,
 }
 
 impl Default for DaemonSettings {
@@ -98,6 +103,8 @@ impl Default for DaemonSettings {
             max_frame_bytes: crate::protocol::MAX_FRAME_BYTES,
             log: "info".into(),
             follow_symlinks_out_of_roots: false,
+            session_days: 30,
+            max_sessions: 10_000,
         }
     }
 }

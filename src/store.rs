@@ -255,6 +255,8 @@ pub struct LearnedWrite<'a> {
     pub pins: Vec<(&'a str, &'a [Pin])>,
     pub matches: Vec<(&'a str, &'a str, u32)>,
     pub sessions: Vec<(&'a str, &'a SessionAudit)>,
+    /// Session audits to forget.
+    pub sessions_removed: Vec<&'a str>,
     /// A context's session count.
     pub contexts: Vec<(&'a str, u64)>,
     /// Tag scores no judgement makes any more: (item, tag).
@@ -674,6 +676,9 @@ impl Store {
                 let mut table = txn.open_table(SESSIONS)?;
                 for (id, audit) in &write.sessions {
                     table.insert(*id, seal(id, *audit)?.as_slice())?;
+                }
+                for id in &write.sessions_removed {
+                    table.remove(*id)?;
                 }
                 let mut table = txn.open_table(CONTEXTS)?;
                 for (context, sessions) in &write.contexts {

@@ -888,3 +888,100 @@ impl Drop for KillOnDrop<'_> {
         let _ = self.0.wait();
     }
 }
+
+/// Feedback or tracking on an id nothing defines is refused, not
+/// acknowledged (a typo used to be recorded against nothing).
+#[test]
+fn feedback_on_an_unknown_id_is_not_found() {
+    let sandbox = Sandbox::new();
+    sandbox.write("g.yaml", gotcha("G-1", "known"));
+    let daemon = Daemon::start(&sandbox);
+    for args in [
+        &["feedback", "G-404", "--relevant", "--tags", "rust"][..],
+        &["track", "G-404", "--applied"][..],
+    ] {
+        let out = daemon.memctl(args);
+        assert!(!out.status.success(), "{args:?} was acknowledged");
+        assert!(
+            stderr(&out).contains("no item `G-404` is loaded"),
+            "{}",
+            stderr(&out)
+        );
+    }
+    let out = daemon.memctl(&["feedback", "G-1", "--relevant", "--tags", "rust"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+}
+
+/// Session audits do not pile up for ever: beyond `max_sessions` the oldest
+/// are forgotten, in memory and in the store.
+#[test]
+fn session_audits_are_bounded() {
+    let sandbox = Sandbox::new();
+    sandbox.write("g.yaml", gotcha("G-1", "database pool"));
+    std::fs::write(
+        sandbox.config(),
+        "roots = []\n[daemon]\nmax_sessions = 5\nsession_days = 7\n",
+    )
+    .unwrap();
+    let mut daemon = Daemon::start(&sandbox);
+    for i in 0..12 {
+        let out = daemon.memctl(&[
+            "query",
+            "fix the database pool",
+            "--session",
+            &format!("s-{i}"),
+        ]);
+        assert!(out.status.success(), "{}", stderr(&out));
+    }
+    eventually("every session is recorded", || {
+        daemon.json(&["status"])["ok"]["status"]["sessions"] == 12
+    });
+    daemon.stop();
+    let daemon = Daemon::start(&sandbox);
+    eventually("the oldest are forgotten", || {
+        daemon.json(&["status"])["ok"]["status"]["sessions"] == 5
+    });
+}
+
+/// The daemon's resident memory, from `/proc`.
+fn rss_mib(pid: u32) -> f64 {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .unwrap_or_default()
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<f64>().ok())
+        .map_or(0.0, |kb| kb / 1024.0)
+}
+
+/// Large requests give their memory back once answered. Before, 30 frames
+/// of 12 MiB left 116 MiB resident.
+#[test]
+fn memory_is_returned_after_large_frames() {
+    let sandbox = Sandbox::new();
+    sandbox.write("g.yaml", gotcha("G-1", "database pool"));
+    let daemon = Daemon::start(&sandbox);
+    let pid = daemon.child.id();
+    let before = rss_mib(pid);
+    let mut task = String::new();
+    let mut n = 0u64;
+    while task.len() < 12 * 1024 * 1024 {
+        n += 1;
+        task.push_str(&format!("w{} ", n * 2_654_435_761 % 1_000_000_007));
+    }
+    let body = serde_json::json!({"version": 1, "request": {"query": {"task": task}}}).to_string();
+    let frame = json_frame(&body);
+    for _ in 0..30 {
+        let mut stream = UnixStream::connect(&daemon.socket).unwrap();
+        stream
+            .set_read_timeout(Some(Duration::from_secs(60)))
+            .unwrap();
+        stream.write_all(&frame).unwrap();
+        let v = read_frame(&mut stream);
+        assert!(v["outcome"]["ok"].is_object(), "{v}");
+    }
+    let after = rss_mib(pid);
+    assert!(
+        after - before < 40.0,
+        "resident memory went from {before:.1} to {after:.1} MiB"
+    );
+}

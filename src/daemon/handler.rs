@@ -22,6 +22,8 @@ use crate::store::Store;
 
 /// How long a request waits for the indexer (reload, project registration).
 const INDEXER_WAIT: Duration = Duration::from_secs(30);
+/// Working directories remembered as resolved to a project (or none).
+const PLACES_CAP: usize = 4096;
 /// Search results when the request asks for none.
 const DEFAULT_SEARCH_LIMIT: usize = 10;
 
@@ -255,6 +257,11 @@ impl Handler {
                 return;
             }
             let repo = repository_of(Path::new(place));
+            // A cache, not a record: emptied when full (resolving a place
+            // again is a few `stat`s, and registering it again nothing).
+            if places.len() >= PLACES_CAP {
+                places.clear();
+            }
             places.insert(place.to_string(), repo.clone());
             repo
         };

@@ -22,6 +22,26 @@ fn internal(err: impl std::fmt::Display) -> Response {
     Response::error(ErrorKind::Internal, format!("could not commit: {err}"))
 }
 
+/// An item of any scope (the global roots or a project's) by id.
+fn find(
+    engine: &crate::engine::Engine,
+    id: &str,
+) -> Option<std::sync::Arc<crate::knowledge::Item>> {
+    engine.get(id).cloned().or_else(|| {
+        (1..=engine.projects().len() as u32).find_map(|scope| engine.get_in(id, scope).cloned())
+    })
+}
+
+/// The answer to feedback or tracking on an id no knowledge file defines.
+fn unknown(id: &str) -> Response {
+    Response::error(
+        ErrorKind::NotFound,
+        format!(
+            "no item `{id}` is loaded: nothing was recorded (check the id with `memctl search`)"
+        ),
+    )
+}
+
 /// Direct feedback (weight 2.0) on `id` for `tags`, or for the tags of the
 /// query that last showed it.
 pub fn feedback(
@@ -31,6 +51,9 @@ pub fn feedback(
     relevant: bool,
     tags: Vec<String>,
 ) -> Response {
+    if find(&shared.read().engine, id).is_none() {
+        return unknown(id);
+    }
     let tags: Vec<String> = if tags.is_empty() {
         match shared.last_tags(id) {
             Some(tags) if !tags.is_empty() => tags,
@@ -161,6 +184,9 @@ pub fn track(shared: &Shared, store: &Store, id: &str, application: Application)
         }
     }
     let mut k = shared.write();
+    if find(&k.engine, id).is_none() {
+        return unknown(id);
+    }
     let mut applications: Applications = k.engine.learned().applications(id);
     applications.record(application);
     let write = LearnedWrite {
@@ -213,9 +239,7 @@ pub fn session_end(
 /// One item's learned state.
 pub fn entry(engine: &crate::engine::Engine, id: &str) -> LogEntry {
     let learned = engine.learned();
-    let item = engine.get(id).cloned().or_else(|| {
-        (1..=engine.projects().len() as u32).find_map(|scope| engine.get_in(id, scope).cloned())
-    });
+    let item = find(engine, id);
     let mut tags: Vec<TagLine> = learned
         .tag_scores(id)
         .map(|scores| {

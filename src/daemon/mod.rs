@@ -241,6 +241,7 @@ fn start_up(config: &Config, store: &Store) -> Knowledge {
 /// Runs the daemon until SIGTERM or SIGINT.
 pub fn run(options: ServeOptions) -> Result<(), DaemonError> {
     let ServeOptions { config, socket } = options;
+    map_large_allocations();
     // Socket activation: the service manager owns the socket; memd serves
     // on it and leaves it in place at exit.
     let inherited = activation::inherited_listener()?;
@@ -305,7 +306,11 @@ pub fn run(options: ServeOptions) -> Result<(), DaemonError> {
         },
     });
     let (indexer_tx, indexer_thread) = watch::spawn(shared.clone(), store.clone());
-    let (recorder, recorder_thread) = recorder::spawn(shared.clone(), store.clone());
+    let retention = recorder::Retention {
+        max_age_secs: i64::from(config.daemon.session_days.max(1)) * 86_400,
+        max_sessions: config.daemon.max_sessions.max(1),
+    };
+    let (recorder, recorder_thread) = recorder::spawn(shared.clone(), store.clone(), retention);
     let judge = if config.evaluator.command.is_empty() {
         crate::evaluate::Judge::Builtin
     } else {
@@ -395,9 +400,10 @@ pub fn run(options: ServeOptions) -> Result<(), DaemonError> {
     served
 }
 
-/// Hands the start-up's transient allocations back to the system (glibc
-/// keeps freed memory in its arenas otherwise).
-fn release_freed_memory() {
+/// Hands freed memory back to the system (glibc keeps it in its arenas
+/// otherwise): after the start-up's transient allocations, and after a
+/// large request.
+pub(crate) fn release_freed_memory() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     {
         extern "C" {
@@ -407,6 +413,23 @@ fn release_freed_memory() {
         // it takes no pointers and is safe to call at any time.
         unsafe {
             malloc_trim(0);
+        }
+    }
+}
+
+/// Makes glibc serve large allocations (a request's frame, a long task and
+/// what is derived from it) from their own mappings, returned to the
+/// system when freed, instead of raising its threshold after the first
+/// ones and keeping them in its arenas.
+fn map_large_allocations() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    {
+        /// glibc's `M_MMAP_THRESHOLD`.
+        const M_MMAP_THRESHOLD: i32 = -3;
+        // SAFETY: mallopt only changes the allocator's tuning; it takes no
+        // pointers.
+        unsafe {
+            libc::mallopt(M_MMAP_THRESHOLD, 1024 * 1024);
         }
     }
 }

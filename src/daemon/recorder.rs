@@ -3,11 +3,14 @@
 //! indexer (so a save is never queued behind audit writes). The queue is
 //! bounded; whatever is queued is applied in one write lock and one commit,
 //! so it keeps up with any query rate, and it stops as soon as it is told.
+//! It also forgets old session audits ([`expired`]), at start and then at
+//! most once a minute while queries come.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{self, Receiver, SyncSender, TrySendError};
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use crate::store::{LearnedWrite, SessionAudit, Store};
 
@@ -73,12 +76,73 @@ impl Recorder {
     }
 }
 
-/// Starts the recorder thread.
-pub fn spawn(shared: Arc<Shared>, store: Arc<Store>) -> (Recorder, std::thread::JoinHandle<()>) {
+/// How long session audits are kept, and how many.
+#[derive(Debug, Clone, Copy)]
+pub struct Retention {
+    /// Audits untouched for longer are forgotten.
+    pub max_age_secs: i64,
+    /// At most this many are kept.
+    pub max_sessions: usize,
+}
+
+/// How often audits are checked for expiry while queries come.
+const EXPIRY_EVERY: Duration = Duration::from_secs(60);
+
+/// The sessions to forget at `now`: every one untouched for longer than
+/// the retention's age, then, while more than its maximum remain, the
+/// least recently touched, those evaluated since they last changed before
+/// those still waiting for an evaluation.
+pub fn expired(
+    sessions: &HashMap<String, SessionAudit>,
+    now: i64,
+    retention: Retention,
+) -> Vec<String> {
+    let cutoff = now - retention.max_age_secs;
+    let (mut gone, mut kept): (Vec<_>, Vec<_>) = sessions
+        .iter()
+        .partition(|(_, audit)| audit.updated_at < cutoff);
+    if kept.len() > retention.max_sessions {
+        kept.sort_by_key(|(id, audit)| (!audit.processed, audit.updated_at, id.as_str()));
+        let excess = kept.len() - retention.max_sessions;
+        gone.extend(kept.drain(..excess));
+    }
+    gone.into_iter().map(|(id, _)| id.clone()).collect()
+}
+
+/// Forgets expired session audits, in memory and in the store.
+pub fn expire(shared: &Shared, store: &Store, retention: Retention) {
+    let mut sessions = shared.sessions();
+    let gone = expired(&sessions, crate::time::now(), retention);
+    if gone.is_empty() {
+        return;
+    }
+    let write = LearnedWrite {
+        sessions_removed: gone.iter().map(String::as_str).collect(),
+        ..LearnedWrite::default()
+    };
+    if let Err(err) = store.write_learned(&write) {
+        tracing::warn!("could not forget old session audits: {err}");
+        return;
+    }
+    for id in &gone {
+        sessions.remove(id);
+    }
+    tracing::info!("forgot {} old session audits", gone.len());
+}
+
+/// Starts the recorder thread; it first forgets expired audits.
+pub fn spawn(
+    shared: Arc<Shared>,
+    store: Arc<Store>,
+    retention: Retention,
+) -> (Recorder, std::thread::JoinHandle<()>) {
     let (tx, rx) = mpsc::sync_channel(QUEUE_CAP);
     let handle = std::thread::Builder::new()
         .name("memd-recorder".into())
-        .spawn(move || run(&shared, &store, rx))
+        .spawn(move || {
+            expire(&shared, &store, retention);
+            run(&shared, &store, rx, retention)
+        })
         .expect("spawning the recorder thread");
     let recorder = Recorder {
         tx,
@@ -87,7 +151,8 @@ pub fn spawn(shared: Arc<Shared>, store: Arc<Store>) -> (Recorder, std::thread::
     (recorder, handle)
 }
 
-fn run(shared: &Shared, store: &Store, rx: Receiver<Message>) {
+fn run(shared: &Shared, store: &Store, rx: Receiver<Message>, retention: Retention) {
+    let mut last_expiry = Instant::now();
     while let Ok(first) = rx.recv() {
         let mut batch = Vec::new();
         let mut stop = false;
@@ -103,6 +168,10 @@ fn run(shared: &Shared, store: &Store, rx: Receiver<Message>) {
         record(shared, store, batch);
         if stop {
             break;
+        }
+        if last_expiry.elapsed() >= EXPIRY_EVERY {
+            last_expiry = Instant::now();
+            expire(shared, store, retention);
         }
     }
 }
@@ -178,5 +247,48 @@ pub fn record(shared: &Shared, store: &Store, batch: Vec<Shown>) {
     };
     if let Err(err) = store.write_learned(&write) {
         tracing::warn!("could not record session audits: {err}");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn audit(updated_at: i64, processed: bool) -> SessionAudit {
+        SessionAudit {
+            updated_at,
+            processed,
+            ..SessionAudit::default()
+        }
+    }
+
+    #[test]
+    fn old_sessions_go_then_the_oldest_evaluated_ones() {
+        let sessions: HashMap<String, SessionAudit> = [
+            ("ancient", audit(10, false)),
+            ("old-evaluated", audit(500, true)),
+            ("old-pending", audit(400, false)),
+            ("new-evaluated", audit(900, true)),
+            ("new-pending", audit(950, false)),
+        ]
+        .into_iter()
+        .map(|(id, a)| (id.to_string(), a))
+        .collect();
+        let retention = |max_sessions| Retention {
+            max_age_secs: 800,
+            max_sessions,
+        };
+        let mut gone = expired(&sessions, 1000, retention(10));
+        gone.sort();
+        assert_eq!(gone, ["ancient"]);
+        let mut gone = expired(&sessions, 1000, retention(2));
+        gone.sort();
+        assert_eq!(gone, ["ancient", "new-evaluated", "old-evaluated"]);
+        let mut gone = expired(&sessions, 1000, retention(1));
+        gone.sort();
+        assert_eq!(
+            gone,
+            ["ancient", "new-evaluated", "old-evaluated", "old-pending"]
+        );
     }
 }

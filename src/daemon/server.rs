@@ -40,6 +40,8 @@ const RESERVE_SHARE: usize = 8;
 /// A connection served from the reserve answers one request, and gets this
 /// long for each read and write.
 const RESERVE_TIMEOUT: Duration = Duration::from_secs(1);
+/// A request this large gives its memory back once answered.
+const LARGE_FRAME: usize = 1024 * 1024;
 /// How long a refused client gets to read why.
 const REFUSAL_TIMEOUT: Duration = Duration::from_millis(500);
 
@@ -219,7 +221,15 @@ async fn connection(
                 Err(err) => Response::error(ErrorKind::BadRequest, err.to_string()),
             },
         };
-        if !reply(&mut stream, encoding, &response, limits.write_timeout).await || reserve {
+        let answered = reply(&mut stream, encoding, &response, limits.write_timeout).await;
+        if len > LARGE_FRAME {
+            // Its buffers, the decoded request and the engine's work on it
+            // are freed by now: give the memory back rather than keep
+            // hundreds of MB resident after a few large frames.
+            drop((payload, response));
+            super::release_freed_memory();
+        }
+        if !answered || reserve {
             return;
         }
     }
