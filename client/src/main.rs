@@ -23,7 +23,9 @@ memctl: talk to the memd daemon
 Usage:
   memctl ping                 is the daemon up?
   memctl status               version, paths, roots, files, items, errors, latencies
-  memctl query [QUERY]        the block for a context
+  memctl query [TASK...] [QUERY]
+                              the block for a context (the words are the task
+                              when --task is not given)
   memctl explain ID [QUERY]   why an item is or is not shown for a context
   memctl get ID               one item
   memctl search TEXT [--limit N]
@@ -224,7 +226,13 @@ fn run() -> Result<ExitCode, Box<dyn std::error::Error>> {
     let request = match args.command.as_str() {
         "ping" => RequestBody::Ping,
         "status" => RequestBody::Status,
-        "query" => RequestBody::Query(as_the_hook_sees_it(args.query.clone())),
+        "query" => {
+            let mut query = args.query.clone();
+            if query.task.is_empty() {
+                query.task = args.positional.join(" ");
+            }
+            RequestBody::Query(as_the_hook_sees_it(query))
+        }
         "explain" => RequestBody::Explain {
             id: one("an item id")?,
             query: as_the_hook_sees_it(args.query.clone()),

@@ -243,3 +243,45 @@ pub fn title_of(daemon: &Daemon, id: &str) -> Option<String> {
         .find(|f| f[0] == "title")
         .map(|f| f[1].as_str().unwrap_or_default().to_string())
 }
+
+/// A small deterministic generator (SplitMix64).
+pub struct Rng(pub u64);
+
+impl Rng {
+    pub fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    pub fn below(&mut self, n: usize) -> usize {
+        (self.next() % n.max(1) as u64) as usize
+    }
+}
+
+/// Flips, inserts, deletes and duplicates bytes.
+pub fn mutate(rng: &mut Rng, input: &[u8]) -> Vec<u8> {
+    let mut out = input.to_vec();
+    for _ in 0..1 + rng.below(8) {
+        let at = rng.below(out.len() + 1);
+        match rng.below(5) {
+            0 if at < out.len() => out[at] = rng.next() as u8,
+            1 => {
+                let specials = b"{}[]:,-\"'&*!|> \n\t";
+                out.insert(at, specials[rng.below(specials.len())]);
+            }
+            2 if at < out.len() => {
+                out.remove(at);
+            }
+            3 => {
+                let end = (at + rng.below(40)).min(out.len());
+                let chunk = out[at..end].to_vec();
+                out.splice(at..at, chunk);
+            }
+            _ => out.insert(at, rng.next() as u8),
+        }
+    }
+    out
+}
