@@ -3,8 +3,9 @@
 //! indexer (so a save is never queued behind audit writes). The queue is
 //! bounded; whatever is queued is applied in one write lock and one commit,
 //! so it keeps up with any query rate, and it stops as soon as it is told.
-//! It also forgets old session audits ([`expired`]), at start and then at
-//! most once a minute while queries come.
+//! It also forgets old session audits ([`expired`]), at start, then once a
+//! minute while queries come, or as soon as a tenth more than the maximum
+//! are held.
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -169,7 +170,11 @@ fn run(shared: &Shared, store: &Store, rx: Receiver<Message>, retention: Retenti
         if stop {
             break;
         }
-        if last_expiry.elapsed() >= EXPIRY_EVERY {
+        // Once a minute, or as soon as a tenth more than the maximum of
+        // sessions are held (a flood of new sessions).
+        let crowded =
+            shared.sessions().len() > retention.max_sessions + retention.max_sessions / 10;
+        if crowded || last_expiry.elapsed() >= EXPIRY_EVERY {
             last_expiry = Instant::now();
             expire(shared, store, retention);
         }

@@ -118,9 +118,10 @@ impl Features {
     }
 }
 
-/// The sorted, distinct ids of the terms of `text`; a term the index has
-/// never seen gets an id from the top of the range, distinct per term, so
-/// it counts in set sizes but matches nothing.
+/// The sorted, distinct ids of the terms of `text` (the rarest
+/// [`crate::text::bm25::MAX_QUERY_TERMS`] when there are more); a term the
+/// index has never seen gets an id from the top of the range, distinct per
+/// term (as many at most), so it counts in set sizes but matches nothing.
 pub(crate) fn term_ids(index: &TextIndex, text: &str) -> Vec<u32> {
     let mut ids: Vec<u32> = Vec::new();
     let mut unknown = rustc_hash::FxHashSet::default();
@@ -132,9 +133,12 @@ pub(crate) fn term_ids(index: &TextIndex, text: &str) -> Vec<u32> {
             }
         }
     }
-    ids.extend((0..unknown.len() as u32).map(|i| u32::MAX - i));
     ids.sort_unstable();
     ids.dedup();
+    index.rarest(&mut ids);
+    let unknown = unknown.len().min(crate::text::bm25::MAX_QUERY_TERMS) as u32;
+    ids.extend((0..unknown).map(|i| u32::MAX - i));
+    ids.sort_unstable();
     ids
 }
 

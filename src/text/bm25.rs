@@ -17,6 +17,9 @@ use super::tokenize::for_each_term;
 pub const K1: f32 = 1.2;
 /// BM25 length normalisation.
 pub const B: f32 = 0.75;
+/// The most distinct known terms a query is scored on: the rarest of them
+/// when it has more (a pasted log, a file). Prompts have far fewer.
+pub const MAX_QUERY_TERMS: usize = 128;
 
 /// The fields a document's text is indexed under.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -125,6 +128,22 @@ impl TextIndex {
     /// in small precomputed sets.
     pub fn term_id(&self, term: &str) -> Option<u32> {
         self.term_ids.get(term).copied()
+    }
+
+    /// How many live documents contain the term with id `id`.
+    pub fn doc_freq(&self, id: u32) -> u32 {
+        self.postings.get(id as usize).map_or(0, |p| p.df)
+    }
+
+    /// Keeps at most [`MAX_QUERY_TERMS`] of `ids` (known term ids, in any
+    /// order): the rarest, which tell documents apart best and have the
+    /// shortest posting lists, so a query's cost is bounded however many
+    /// words it has. Fewer are kept as they are.
+    pub fn rarest(&self, ids: &mut Vec<u32>) {
+        if ids.len() > MAX_QUERY_TERMS {
+            ids.select_nth_unstable_by_key(MAX_QUERY_TERMS - 1, |&id| (self.doc_freq(id), id));
+            ids.truncate(MAX_QUERY_TERMS);
+        }
     }
 
     /// Releases the spare capacity of the posting lists (after a bulk load,
@@ -241,13 +260,16 @@ impl TextIndex {
     pub fn similarities(&self, query: &str) -> Similarities {
         let mut scores = Vec::new();
         let mut matched = Vec::new();
-        let mut query_terms: Vec<String> = Vec::new();
+        let mut query_terms: Vec<u32> = Vec::new();
         let mut seen = rustc_hash::FxHashSet::default();
         for_each_term(query, |t| {
-            if seen.insert(t.clone()) {
-                query_terms.push(t)
+            if let Some(&id) = self.term_ids.get(&t) {
+                if seen.insert(id) {
+                    query_terms.push(id);
+                }
             }
         });
+        self.rarest(&mut query_terms);
         let n = self.live as f32;
         let mut avg = [0f32; FIELDS];
         for (a, sum) in avg.iter_mut().zip(self.len_sum) {
@@ -258,10 +280,7 @@ impl TextIndex {
             };
         }
         let mut idf_total = 0f32;
-        for term in &query_terms {
-            let Some(&id) = self.term_ids.get(term) else {
-                continue;
-            };
+        for &id in &query_terms {
             let p = &self.postings[id as usize];
             if p.df == 0 {
                 continue;

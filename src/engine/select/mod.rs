@@ -11,6 +11,7 @@ use crate::protocol::{Kind, Query};
 use crate::render::{Entry, Note, Section};
 use crate::scoring::lesson::GateContext;
 use crate::scoring::rubric::RubricContext;
+use crate::text::bm25::MAX_QUERY_TERMS;
 use crate::text::tokenize::terms;
 
 mod learnings;
@@ -141,6 +142,20 @@ impl<'q> QueryFacts<'q> {
             let mut seen: Vec<String> = terms(&query.task);
             seen.sort();
             seen.dedup();
+            // A long task (a pasted log): its rarest known terms, as the
+            // text search takes them, so each observation is not scanned
+            // for thousands of words.
+            if seen.len() > MAX_QUERY_TERMS {
+                let df = |t: &String| {
+                    engine
+                        .index
+                        .term_id(t)
+                        .map_or(u32::MAX, |id| engine.index.doc_freq(id))
+                };
+                seen.sort_by_cached_key(|t| (df(t), t.clone()));
+                seen.truncate(MAX_QUERY_TERMS);
+                seen.sort();
+            }
             seen
         } else {
             query
