@@ -250,12 +250,12 @@ fn one_daemon_per_socket_and_a_stale_socket_is_recovered() {
     let log = std::fs::read_to_string(sandbox.dir.path().join("memd.log")).unwrap();
     assert!(log.contains("another memd is already running"), "{log}");
     assert!(daemon.memctl(&["ping"]).status.success());
-    // The socket is private.
-    let mode = std::fs::metadata(&daemon.socket)
-        .unwrap()
-        .permissions()
-        .mode();
-    assert_eq!(mode & 0o777, 0o600);
+    // The socket, the data directory and the database are private.
+    let mode =
+        |path: &std::path::Path| std::fs::metadata(path).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode(&daemon.socket), 0o600);
+    assert_eq!(mode(&daemon.data_dir), 0o700);
+    assert_eq!(mode(&daemon.data_dir.join("memd.redb")), 0o600);
 }
 
 #[test]

@@ -162,7 +162,9 @@ pub fn sync_path(k: &mut Knowledge, path: &Path, pass: &mut Pass, verify: bool) 
             }
         }
         Ok(_) if is_knowledge_path(path) => sync_file(k, path, pass, verify),
-        Ok(_) => forget_missing(k, path, &[], pass), // a directory replaced by a symlink
+        // A directory replaced by a symlink: what was under it goes.
+        Ok(meta) if meta.file_type().is_symlink() => forget_missing(k, path, &[], pass),
+        Ok(_) => {}
         Err(_) => forget_missing(k, path, &[], pass),
     }
 }

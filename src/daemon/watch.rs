@@ -12,6 +12,7 @@ use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use notify_debouncer_full::notify::event::{AccessKind, AccessMode};
 use notify_debouncer_full::notify::{self, EventKind, PollWatcher, RecursiveMode, Watcher};
 use notify_debouncer_full::{new_debouncer, DebounceEventResult, Debouncer, RecommendedCache};
 
@@ -53,9 +54,10 @@ pub enum Message {
     Shutdown,
 }
 
-/// Whether an event only says a file was opened, read or closed unchanged.
+/// Whether an event only says a file was opened, or closed unwritten (a
+/// close after writing is a change).
 fn is_access(kind: &EventKind) -> bool {
-    matches!(kind, EventKind::Access(_))
+    matches!(kind, EventKind::Access(access) if *access != AccessKind::Close(AccessMode::Write))
 }
 
 /// The indexer thread's own state.
