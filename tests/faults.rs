@@ -968,3 +968,40 @@ fn memory_is_returned_after_large_frames() {
         "resident memory went from {before:.1} to {after:.1} MiB"
     );
 }
+
+/// A hook whose reader has gone (stdout closed) still exits 0, without a
+/// panic: before, printing the context panicked with "Broken pipe".
+#[test]
+fn a_hook_with_its_output_closed_exits_0_without_a_panic() {
+    let sandbox = Sandbox::new();
+    sandbox.write("g.yaml", gotcha("G-1", "database pool"));
+    let daemon = Daemon::start(&sandbox);
+    let mut hook = Command::new(memctl_path())
+        .args(["hook", "claude", "UserPromptSubmit", "--socket"])
+        .arg(&daemon.socket)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(hook.stdout.take());
+    hook.stdin
+        .take()
+        .unwrap()
+        .write_all(br#"{"session_id": "s", "prompt": "how do we fix the db pool exhaustion"}"#)
+        .unwrap();
+    let out = hook.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(!stderr(&out).contains("panicked"), "{}", stderr(&out));
+    // The same for a command's answer.
+    let mut status = Command::new(memctl_path())
+        .args(["status", "--socket"])
+        .arg(&daemon.socket)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(status.stdout.take());
+    let out = status.wait_with_output().unwrap();
+    assert!(!stderr(&out).contains("panicked"), "{}", stderr(&out));
+}

@@ -92,7 +92,7 @@ pub fn run(
     socket: &Path,
 ) -> Option<String> {
     if !matches!(harness, "claude" | "codex") {
-        eprintln!("memctl hook: unknown harness `{harness}` (claude, codex)");
+        errln!("memctl hook: unknown harness `{harness}` (claude, codex)");
         return None;
     }
     let mut raw = String::new();
@@ -100,13 +100,13 @@ pub fn run(
         .take(MAX_INPUT_BYTES)
         .read_to_string(&mut raw)
     {
-        eprintln!("memctl hook: cannot read the hook input: {err}");
+        errln!("memctl hook: cannot read the hook input: {err}");
         return None;
     }
     let input: Value = match serde_json::from_str(&raw) {
         Ok(v) => v,
         Err(err) => {
-            eprintln!("memctl hook: the hook input is not JSON: {err}");
+            errln!("memctl hook: the hook input is not JSON: {err}");
             return None;
         }
     };
@@ -168,7 +168,7 @@ pub fn run(
             transcript_path: text("transcript_path"),
         },
         other => {
-            eprintln!("memctl hook: nothing to do for event `{other}`");
+            errln!("memctl hook: nothing to do for event `{other}`");
             return None;
         }
     };
@@ -177,7 +177,7 @@ pub fn run(
     {
         Ok(response) => response,
         Err(err) => {
-            eprintln!("memctl hook: {err}; the agent goes on without memd");
+            errln!("memctl hook: {err}; the agent goes on without memd");
             return None;
         }
     };
@@ -193,7 +193,7 @@ pub fn run(
         ),
         Outcome::Ok(_) => None,
         Outcome::Error(err) => {
-            eprintln!("memctl hook: memd answered {:?}: {}", err.kind, err.message);
+            errln!("memctl hook: memd answered {:?}: {}", err.kind, err.message);
             None
         }
     }

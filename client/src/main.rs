@@ -2,6 +2,31 @@
 //! protocol types (no async runtime, no engine), connects to the socket,
 //! sends one postcard frame and prints the answer, as text or `--json`.
 
+/// `print!` that never panics: a closed or full stdout (the reader went
+/// away) is not a reason for memctl, or a hook, to fail.
+macro_rules! out {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = write!(std::io::stdout(), $($arg)*);
+    }};
+}
+
+/// `println!` that never panics (see [`out!`]).
+macro_rules! outln {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stdout(), $($arg)*);
+    }};
+}
+
+/// `eprintln!` that never panics (see [`out!`]).
+macro_rules! errln {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr(), $($arg)*);
+    }};
+}
+
 mod client;
 mod env_tags;
 mod hook;
@@ -73,7 +98,7 @@ fn main() -> ExitCode {
     match std::panic::catch_unwind(run) {
         Ok(Ok(code)) => code,
         Ok(Err(err)) => {
-            eprintln!("memctl: {err}");
+            errln!("memctl: {err}");
             if hook {
                 ExitCode::SUCCESS
             } else {
@@ -166,7 +191,7 @@ fn parse() -> Result<Option<Args>, Box<dyn std::error::Error>> {
             }
             Long("help") | Short('h') => return Ok(None),
             Long("version") | Short('V') => {
-                println!("memctl {}", env!("CARGO_PKG_VERSION"));
+                outln!("memctl {}", env!("CARGO_PKG_VERSION"));
                 std::process::exit(0);
             }
             other => return Err(other.unexpected().into()),
@@ -199,7 +224,7 @@ fn as_the_hook_sees_it(mut query: Query) -> Query {
 
 fn run() -> Result<ExitCode, Box<dyn std::error::Error>> {
     let Some(args) = parse()? else {
-        print!("{USAGE}");
+        out!("{USAGE}");
         return Ok(ExitCode::SUCCESS);
     };
     let one = |what: &str| -> Result<String, Box<dyn std::error::Error>> {
@@ -213,7 +238,7 @@ fn run() -> Result<ExitCode, Box<dyn std::error::Error>> {
         let harness = args.positional.first().map(String::as_str).unwrap_or("");
         let event = args.positional.get(1).map(String::as_str);
         if let Some(output) = hook::run(harness, event, args.query.agent.clone(), &socket) {
-            println!("{output}");
+            outln!("{output}");
         }
         return Ok(ExitCode::SUCCESS);
     }
@@ -283,7 +308,7 @@ fn run() -> Result<ExitCode, Box<dyn std::error::Error>> {
     let response = match Client::connect(&socket).and_then(|mut c| c.request(request)) {
         Ok(response) => response,
         Err(ClientError::NotRunning(path)) => {
-            eprintln!(
+            errln!(
                 "memctl: memd is not running (nothing listens on {}).\nStart it with `memd serve` (or `cargo run --release -- serve --config config/memd.toml` in a clone).",
                 path.display()
             );
@@ -293,7 +318,7 @@ fn run() -> Result<ExitCode, Box<dyn std::error::Error>> {
     };
     let elapsed = started.elapsed();
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&response.outcome)?);
+        outln!("{}", serde_json::to_string_pretty(&response.outcome)?);
         return Ok(match response.outcome {
             Outcome::Ok(_) => ExitCode::SUCCESS,
             Outcome::Error(_) => ExitCode::from(1),
@@ -304,13 +329,13 @@ fn run() -> Result<ExitCode, Box<dyn std::error::Error>> {
             print::reply(&reply, elapsed);
             if let Reply::Answer(a) = &reply {
                 if a.block.is_empty() {
-                    eprintln!("memctl: nothing relevant for this query");
+                    errln!("memctl: nothing relevant for this query");
                 }
             }
             Ok(ExitCode::SUCCESS)
         }
         Outcome::Error(err) => {
-            eprintln!("memctl: {:?}: {}", err.kind, err.message);
+            errln!("memctl: {:?}: {}", err.kind, err.message);
             Ok(ExitCode::from(1))
         }
     }
@@ -324,7 +349,7 @@ fn evaluate_all(args: &Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
     let mut client = match Client::connect(&socket) {
         Ok(client) => client,
         Err(ClientError::NotRunning(path)) => {
-            eprintln!(
+            errln!(
                 "memctl: memd is not running (nothing listens on {}).",
                 path.display()
             );
@@ -352,7 +377,7 @@ fn evaluate_all(args: &Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
             Outcome::Ok(Reply::Evaluated(report)) => report,
             Outcome::Ok(_) => return Err("unexpected reply".into()),
             Outcome::Error(err) => {
-                eprintln!("memctl: {:?}: {}", err.kind, err.message);
+                errln!("memctl: {:?}: {}", err.kind, err.message);
                 return Ok(ExitCode::from(1));
             }
         };
@@ -362,7 +387,7 @@ fn evaluate_all(args: &Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
         };
         let total = *total.get_or_insert(pending as usize + 1);
         if total > 1 && !args.json {
-            eprintln!("[{}/{total}] {}", done.len() + 1, session.session_id);
+            errln!("[{}/{total}] {}", done.len() + 1, session.session_id);
         }
         done.push(session);
     }
@@ -373,7 +398,7 @@ fn evaluate_all(args: &Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
     if args.json {
         // The same `{"ok": ...}` shape as every other command.
         let outcome = Outcome::Ok(Reply::Evaluated(report.clone()));
-        println!("{}", serde_json::to_string_pretty(&outcome)?);
+        outln!("{}", serde_json::to_string_pretty(&outcome)?);
     } else {
         print::reply(&Reply::Evaluated(report.clone()), std::time::Duration::ZERO);
     }
@@ -409,10 +434,10 @@ fn install(args: &Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
     let steps = install::install(&options)?;
     if args.json {
         let steps: Vec<_> = steps.iter().map(install::Step::to_json).collect();
-        println!("{}", serde_json::to_string_pretty(&steps)?);
+        outln!("{}", serde_json::to_string_pretty(&steps)?);
     } else {
         for step in &steps {
-            println!("{step}");
+            outln!("{step}");
         }
     }
     Ok(ExitCode::SUCCESS)

@@ -10,14 +10,14 @@ pub fn reply(reply: &Reply, elapsed: Duration) {
         Reply::Pong {
             daemon_version,
             pid,
-        } => println!(
+        } => outln!(
             "memd {daemon_version} is up (pid {pid}); round trip {:.2} ms",
             elapsed.as_secs_f64() * 1000.0
         ),
         Reply::Status(status) => print_status(status),
         Reply::Answer(answer) => {
             if !answer.block.is_empty() {
-                println!("{}", answer.block);
+                outln!("{}", answer.block);
             }
         }
         Reply::Explanation(e) => {
@@ -25,14 +25,14 @@ pub fn reply(reply: &Reply, elapsed: Duration) {
                 .score
                 .map(|s| format!(", score {s:.3}"))
                 .unwrap_or_default();
-            println!(
+            outln!(
                 "{} ({}): {}{score}",
                 e.id,
                 e.kind,
                 if e.shown { "shown" } else { "not shown" }
             );
             for reason in &e.reasons {
-                println!("  - {reason}");
+                outln!("  - {reason}");
             }
             if !e.dimensions.is_empty() {
                 let dims: Vec<String> = e
@@ -40,68 +40,74 @@ pub fn reply(reply: &Reply, elapsed: Duration) {
                     .iter()
                     .map(|(k, v)| format!("{k} {v:.3}"))
                     .collect();
-                println!("  dimensions: {}", dims.join(", "));
+                outln!("  dimensions: {}", dims.join(", "));
             }
         }
         Reply::Item(item) => {
-            println!("{} ({}) at {}", item.id, item.kind, item.source);
+            outln!("{} ({}) at {}", item.id, item.kind, item.source);
             if !item.tags.is_empty() {
-                println!("  tags: {}", item.tags.join(", "));
+                outln!("  tags: {}", item.tags.join(", "));
             }
             for (key, value) in &item.fields {
-                println!("  {key}: {value}");
+                outln!("  {key}: {value}");
             }
         }
         Reply::Hits(hits) => {
             if hits.is_empty() {
-                eprintln!("memctl: no item matches");
+                errln!("memctl: no item matches");
             }
             for h in hits {
-                println!(
+                outln!(
                     "{:.3}  {:<24} {:<12} {}  ({})",
-                    h.similarity, h.id, h.kind, h.title, h.source
+                    h.similarity,
+                    h.id,
+                    h.kind,
+                    h.title,
+                    h.source
                 );
             }
         }
-        Reply::Reloaded(r) => println!(
+        Reply::Reloaded(r) => outln!(
             "reloaded in {:.1} ms: {} parsed, {} removed",
-            r.millis, r.parsed, r.removed
+            r.millis,
+            r.parsed,
+            r.removed
         ),
         Reply::Judged(entry) => print_entry(entry),
         Reply::Tracked {
             id,
             times_applied,
             effectiveness,
-        } => println!(
+        } => outln!(
             "{id}: applied {times_applied} time(s), effectiveness {}",
             effectiveness.map_or("not scored yet".to_string(), |e| format!("{e:.2}"))
         ),
         Reply::SessionEnded { session_id, shown } => {
-            println!("session {session_id} ended: {shown} item(s) shown, ready for evaluation")
+            outln!("session {session_id} ended: {shown} item(s) shown, ready for evaluation")
         }
         Reply::Log(entries) => {
             if entries.is_empty() {
-                eprintln!("memctl: nothing learned yet");
+                errln!("memctl: nothing learned yet");
             }
             for (i, entry) in entries.iter().enumerate() {
                 if i > 0 {
-                    println!();
+                    outln!();
                 }
                 print_entry(entry);
             }
         }
-        Reply::Exported(yaml) => print!("{yaml}"),
+        Reply::Exported(yaml) => out!("{yaml}"),
         Reply::Evaluated(report) => {
             for s in &report.sessions {
                 match &s.problem {
-                    None => println!("{}: {} item(s) judged", s.session_id, s.judged),
+                    None => outln!("{}: {} item(s) judged", s.session_id, s.judged),
                     Some(why) if s.judged > 0 => {
-                        println!("{}: {} item(s) judged; {why}", s.session_id, s.judged)
+                        outln!("{}: {} item(s) judged; {why}", s.session_id, s.judged)
                     }
-                    Some(why) => println!("{}: not evaluated: {why}", s.session_id),
+                    Some(why) => outln!("{}: not evaluated: {why}", s.session_id),
                 }
             }
-            println!("{} session(s) still pending", report.pending);
+            outln!("{} session(s) still pending", report.pending);
         }
     }
 }
@@ -110,12 +116,12 @@ pub fn reply(reply: &Reply, elapsed: Duration) {
 /// the prompts it was held back from since, if any.
 fn print_entry(e: &LogEntry) {
     let kind = e.kind.map_or("?".to_string(), |k| k.to_string());
-    println!("{} ({kind}): {}", e.id, e.title);
+    outln!("{} ({kind}): {}", e.id, e.title);
     if let Some(pin) = &e.pinned {
-        println!("Pinned: {pin}");
+        outln!("Pinned: {pin}");
     }
     if e.times_applied > 0 || e.effectiveness.is_some() {
-        println!(
+        outln!(
             "Applied: {} time(s), effectiveness {}",
             e.times_applied,
             e.effectiveness
@@ -125,7 +131,7 @@ fn print_entry(e: &LogEntry) {
     if e.tags.is_empty() {
         return;
     }
-    println!("Tags:");
+    outln!("Tags:");
     let width = e
         .tags
         .iter()
@@ -138,27 +144,33 @@ fn print_entry(e: &LogEntry) {
         } else {
             String::new()
         };
-        println!(
+        outln!(
             "  {:<width$}  {:+.3}  (+{}/-{}){held}",
-            t.tag, t.score, t.positive, t.negative
+            t.tag,
+            t.score,
+            t.positive,
+            t.negative
         );
     }
 }
 
 fn print_status(s: &StatusReport) {
-    println!(
+    outln!(
         "memd {} (protocol {}), pid {}, up {:.0} s",
-        s.daemon_version, s.protocol_version, s.pid, s.uptime_secs
+        s.daemon_version,
+        s.protocol_version,
+        s.pid,
+        s.uptime_secs
     );
-    println!("socket:   {}", s.socket);
-    println!("data dir: {}", s.data_dir);
-    println!(
+    outln!("socket:   {}", s.socket);
+    outln!("data dir: {}", s.data_dir);
+    outln!(
         "config:   {}",
         s.config.as_deref().unwrap_or("(none: defaults)")
     );
-    println!("roots:");
+    outln!("roots:");
     for r in &s.roots {
-        println!(
+        outln!(
             "  {} [{}] {}{}",
             r.path,
             r.scope,
@@ -168,36 +180,46 @@ fn print_status(s: &StatusReport) {
     }
     let total: u64 = s.items.values().sum();
     let per_kind: Vec<String> = s.items.iter().map(|(k, n)| format!("{k} {n}")).collect();
-    println!("files:    {} ({} ignored)", s.files, s.ignored_files.len());
-    println!("items:    {total} ({})", per_kind.join(", "));
-    println!(
+    outln!("files:    {} ({} ignored)", s.files, s.ignored_files.len());
+    outln!("items:    {total} ({})", per_kind.join(", "));
+    outln!(
         "start-up: {} from the store, {} parsed, in {:.1} ms",
-        s.startup.from_store, s.startup.parsed, s.startup.millis
+        s.startup.from_store,
+        s.startup.parsed,
+        s.startup.millis
     );
     if let Some(r) = &s.last_reindex {
-        println!(
+        outln!(
             "last reindex: {} ({} parsed, {} removed, {:.1} ms)",
-            r.at, r.parsed, r.removed, r.millis
+            r.at,
+            r.parsed,
+            r.removed,
+            r.millis
         );
     }
     let l = &s.query_latency;
-    println!(
+    outln!(
         "queries:  {} (p50 {:.0} µs, p90 {:.0} µs, p99 {:.0} µs, max {:.0} µs)",
-        l.count, l.p50_us, l.p90_us, l.p99_us, l.max_us
+        l.count,
+        l.p50_us,
+        l.p90_us,
+        l.p99_us,
+        l.max_us
     );
-    println!(
+    outln!(
         "sessions: {}; pending evaluations: {}",
-        s.sessions, s.pending_evaluations
+        s.sessions,
+        s.pending_evaluations
     );
     if s.errors.is_empty() {
-        println!("errors:   none");
+        outln!("errors:   none");
     } else {
-        println!("errors:");
+        outln!("errors:");
         for e in &s.errors {
-            println!("  {e}");
+            outln!("  {e}");
         }
     }
     for i in &s.ignored_files {
-        println!("ignored:  {i}");
+        outln!("ignored:  {i}");
     }
 }
