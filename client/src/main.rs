@@ -417,6 +417,7 @@ fn install(args: &Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
         .ok_or("HOME is not set")?;
     let memctl = std::env::current_exe()?;
     let memd = memctl.with_file_name("memd");
+    let codex_version = install::codex_version();
     let options = install::Options {
         home,
         project: args.project.clone(),
@@ -430,14 +431,29 @@ fn install(args: &Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
         },
         memctl,
         socket: memd::protocol::socket_path(args.socket.clone()),
+        hook_socket: args.socket.clone().or_else(|| {
+            std::env::var_os(memd::protocol::ENV_SOCKET)
+                .filter(|s| !s.is_empty())
+                .map(PathBuf::from)
+        }),
+        codex_key: install::codex_key(codex_version),
     };
     let steps = install::install(&options)?;
+    let next = install::next_steps(&options, &steps, codex_version);
     if args.json {
         let steps: Vec<_> = steps.iter().map(install::Step::to_json).collect();
-        outln!("{}", serde_json::to_string_pretty(&steps)?);
+        outln!(
+            "{}",
+            serde_json::to_string_pretty(&serde_json::json!({"steps": steps, "next": next}))?
+        );
     } else {
         for step in &steps {
             outln!("{step}");
+        }
+        outln!();
+        outln!("Next:");
+        for line in &next {
+            outln!("- {line}");
         }
     }
     Ok(ExitCode::SUCCESS)

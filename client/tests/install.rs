@@ -6,11 +6,31 @@ use std::process::Command;
 
 use serde_json::Value;
 
+/// `memctl install` with `HOME` at `home`, and a `codex` on the `PATH`
+/// that says it is Codex 0.169.0.
 fn install(home: &Path, args: &[&str]) -> std::process::Output {
+    install_beside(home, args, "0.169.0")
+}
+
+/// `memctl install` beside a Codex of `version`.
+fn install_beside(home: &Path, args: &[&str], version: &str) -> std::process::Output {
+    use std::os::unix::fs::PermissionsExt;
+    let bin = home.join("fake-bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let codex = bin.join("codex");
+    std::fs::write(&codex, format!("#!/bin/sh\necho codex-cli {version}\n")).unwrap();
+    std::fs::set_permissions(&codex, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
     Command::new(env!("CARGO_BIN_EXE_memctl"))
         .arg("install")
         .args(args)
         .env("HOME", home)
+        .env("PATH", path)
+        .env_remove("MEMD_SOCKET")
         .output()
         .unwrap()
 }
@@ -96,7 +116,7 @@ fn dry_run_then_install_then_nothing_to_do() {
     );
     assert_eq!(
         std::fs::read_to_string(home.path().join(".codex/config.toml")).unwrap(),
-        "[features]\ncodex_hooks = true\n",
+        "[features]\nhooks = true\n",
         "Codex runs hooks only with the feature on"
     );
     let files = |dir: &Path| std::fs::read_dir(dir).unwrap().count();
@@ -132,7 +152,7 @@ fn codex_config_keeps_the_users_settings() {
     assert!(out.status.success(), "{}", text(&out));
     assert_eq!(
         std::fs::read_to_string(&config).unwrap(),
-        "model = \"gpt-5-codex\"\n\n[features]\ncodex_hooks = true\nweb_search_request = true\n"
+        "model = \"gpt-5-codex\"\n\n[features]\nhooks = true\nweb_search_request = true\n"
     );
     let backups = std::fs::read_dir(config.parent().unwrap())
         .unwrap()
@@ -159,8 +179,9 @@ fn json_output_lists_each_step() {
     let home = tempfile::tempdir().unwrap();
     let out = install(home.path(), &["--dry-run", "--no-service", "--json"]);
     assert!(out.status.success(), "{}", text(&out));
-    let steps: Value = serde_json::from_str(&text(&out)).expect("JSON");
-    let steps = steps.as_array().unwrap();
+    let shown: Value = serde_json::from_str(&text(&out)).expect("JSON");
+    let steps = shown["steps"].as_array().unwrap();
+    assert!(shown["next"].as_array().unwrap().len() >= 3, "{shown}");
     let targets: Vec<&str> = steps
         .iter()
         .map(|s| s["target"].as_str().unwrap())
@@ -189,4 +210,65 @@ fn a_broken_settings_file_is_left_alone() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("not JSON"));
     assert_eq!(std::fs::read_to_string(&settings).unwrap(), "{ not json");
+}
+
+#[test]
+fn the_codex_feature_is_named_as_the_installed_codex_names_it() {
+    // An older Codex reads the old name.
+    let home = tempfile::tempdir().unwrap();
+    let config = home.path().join(".codex/config.toml");
+    let out = install_beside(home.path(), &["--no-service"], "0.150.2");
+    assert!(out.status.success(), "{}", text(&out));
+    assert_eq!(
+        std::fs::read_to_string(&config).unwrap(),
+        "[features]\ncodex_hooks = true\n"
+    );
+    assert!(text(&out).contains("Codex 0.150.2 runs memd's hooks only once you trust them"));
+    // Codex upgraded: the deprecated name is renamed, nothing else moves.
+    let out = install(home.path(), &["--no-service"]);
+    assert!(out.status.success(), "{}", text(&out));
+    assert_eq!(
+        std::fs::read_to_string(&config).unwrap(),
+        "[features]\nhooks = true\n"
+    );
+}
+
+#[test]
+fn a_custom_socket_is_written_into_the_hooks_and_said() {
+    let home = tempfile::tempdir().unwrap();
+    let socket = home.path().join("my run").join("memd.sock");
+    let out = install(
+        home.path(),
+        &["--no-service", "--socket", socket.to_str().unwrap()],
+    );
+    assert!(out.status.success(), "{}", text(&out));
+    let quoted = format!("--socket '{}'", socket.display());
+    for file in [".claude/settings.json", ".codex/hooks.json"] {
+        let settings: Value =
+            serde_json::from_str(&std::fs::read_to_string(home.path().join(file)).unwrap())
+                .unwrap();
+        let command = settings["hooks"]["UserPromptSubmit"][0]["hooks"][0]["command"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        assert!(command.ends_with(&quoted), "{file}: {command}");
+    }
+    let said = text(&out);
+    assert!(
+        said.contains(&format!(
+            "The hooks talk to memd on {}: it is written into each hook command",
+            socket.display()
+        )),
+        "{said}"
+    );
+    assert!(
+        said.contains(&format!("`memd serve --socket '{}'`", socket.display())),
+        "{said}"
+    );
+    // Installed again for the default socket: the commands lose the flag.
+    let out = install(home.path(), &["--no-service"]);
+    assert!(out.status.success());
+    let claude = std::fs::read_to_string(home.path().join(".claude/settings.json")).unwrap();
+    assert!(!claude.contains("--socket"), "{claude}");
+    assert!(text(&out).contains("the default path"), "{}", text(&out));
 }

@@ -29,11 +29,38 @@ fn is_ours(hook: &Value, harness: &str, event: &str) -> bool {
         .is_some_and(|c| c.contains("memctl") && c.contains(&format!("hook {harness} {event}")))
 }
 
-/// The hook command for one harness and event.
-fn command(options: &Options, harness: &str, event: &str) -> String {
-    let mut cmd = format!("{} hook {harness} {event}", options.memctl.display());
+/// `word` as one word for the shell the harness runs hook commands with:
+/// as it is when it holds nothing the shell treats specially, else in
+/// single quotes.
+pub fn shell_word(word: &str) -> String {
+    let plain = !word.is_empty()
+        && word
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "/._-+:@%=,".contains(c));
+    if plain {
+        word.to_string()
+    } else {
+        format!("'{}'", word.replace('\'', r"'\''"))
+    }
+}
+
+/// The hook command for one harness and event: with `--socket` when the
+/// install was made for a socket other than the default, since the agent's
+/// environment may not carry `MEMD_SOCKET` (Codex's interactive mode keeps
+/// the environment of its first launch).
+pub fn command(options: &Options, harness: &str, event: &str) -> String {
+    let mut cmd = format!(
+        "{} hook {harness} {event}",
+        shell_word(&options.memctl.to_string_lossy())
+    );
     if let Some(agent) = &options.agent {
-        cmd.push_str(&format!(" --agent {agent}"));
+        cmd.push_str(&format!(" --agent {}", shell_word(agent)));
+    }
+    if let Some(socket) = &options.hook_socket {
+        cmd.push_str(&format!(
+            " --socket {}",
+            shell_word(&socket.to_string_lossy())
+        ));
     }
     cmd
 }
@@ -58,14 +85,25 @@ pub fn merge_hooks(doc: &mut Value, options: &Options, harness: &str) -> Result<
         let list = list
             .as_array_mut()
             .ok_or(format!("`hooks.{event}` is not a list"))?;
-        let present = list.iter().any(|group| {
-            group["hooks"]
-                .as_array()
-                .is_some_and(|hs| hs.iter().any(|h| is_ours(h, harness, event)))
-        });
+        let wanted = command(options, harness, event);
+        let mut present = false;
+        for group in list.iter_mut() {
+            let Some(hs) = group.get_mut("hooks").and_then(Value::as_array_mut) else {
+                continue;
+            };
+            for hook in hs.iter_mut().filter(|h| is_ours(h, harness, event)) {
+                present = true;
+                // Another socket, binary or role than this install's:
+                // brought in line.
+                if hook["command"] != wanted {
+                    hook["command"] = Value::String(wanted.clone());
+                    changed = true;
+                }
+            }
+        }
         if !present {
             list.push(json!({
-                "hooks": [{"type": "command", "command": command(options, harness, event), "timeout": HOOK_TIMEOUT_SECS}]
+                "hooks": [{"type": "command", "command": wanted, "timeout": HOOK_TIMEOUT_SECS}]
             }));
             changed = true;
         }
@@ -135,7 +173,32 @@ mod tests {
             memctl: PathBuf::from("/usr/bin/memctl"),
             memd: PathBuf::from("/usr/bin/memd"),
             socket: PathBuf::from("/run/user/1000/memd/memd.sock"),
+            hook_socket: None,
+            codex_key: "hooks",
         }
+    }
+
+    #[test]
+    fn a_socket_other_than_the_default_is_in_every_command_and_updates_old_ones() {
+        let mut doc = json!({});
+        merge_hooks(&mut doc, &options(), "claude").unwrap();
+        let custom = Options {
+            hook_socket: Some(PathBuf::from("/tmp/my sockets/it's.sock")),
+            ..options()
+        };
+        assert!(merge_hooks(&mut doc, &custom, "claude").unwrap());
+        for event in events("claude") {
+            let hooks = doc["hooks"][event].as_array().unwrap();
+            assert_eq!(hooks.len(), 1, "updated in place, not added");
+            assert_eq!(
+                hooks[0]["hooks"][0]["command"],
+                format!("/usr/bin/memctl hook claude {event} --agent backend-engineer --socket '/tmp/my sockets/it'\\''s.sock'")
+            );
+        }
+        assert!(!merge_hooks(&mut doc, &custom, "claude").unwrap());
+        // Back to the default socket: the flag goes.
+        assert!(merge_hooks(&mut doc, &options(), "claude").unwrap());
+        assert!(!doc.to_string().contains("--socket"));
     }
 
     #[test]

@@ -5,7 +5,7 @@
 //! and writes nothing.
 //!
 //! - [`hooks`]: merging the hooks into a harness's JSON settings.
-//! - [`codex_config`]: `codex_hooks = true` in Codex's `config.toml`.
+//! - [`codex_config`]: Codex's hooks feature on in its `config.toml`.
 //! - [`service`]: systemd units or the LaunchAgent.
 //! - [`files`]: backed-up, atomic writes.
 
@@ -35,6 +35,11 @@ pub struct Options {
     /// The socket `memctl` talks to, which the LaunchAgent has launchd
     /// create.
     pub socket: PathBuf,
+    /// The socket to write into the hook commands: the one given with
+    /// `--socket` or `MEMD_SOCKET`; `None` for the default.
+    pub hook_socket: Option<PathBuf>,
+    /// The name of Codex's hooks feature for the installed Codex.
+    pub codex_key: &'static str,
 }
 
 /// What became of one file or command.
@@ -159,6 +164,60 @@ impl fmt::Display for Step {
     }
 }
 
+/// The installed Codex's version, if Codex is installed.
+pub fn codex_version() -> Option<(u32, u32, u32)> {
+    codex_config::installed_version()
+}
+
+/// The name of Codex's hooks feature for that version.
+pub fn codex_key(version: Option<(u32, u32, u32)>) -> &'static str {
+    codex_config::key_for(version)
+}
+
+/// What to do next on this machine, after the install's steps: which
+/// socket the hooks use, how memd gets started, and Codex's trust step,
+/// which is the user's to take.
+pub fn next_steps(
+    options: &Options,
+    steps: &[Step],
+    codex: Option<(u32, u32, u32)>,
+) -> Vec<String> {
+    let mut next = Vec::new();
+    let socket = options.socket.display();
+    next.push(match &options.hook_socket {
+        Some(_) => format!(
+            "The hooks talk to memd on {socket}: it is written into each hook command, so the agents need no MEMD_SOCKET."
+        ),
+        None => format!(
+            "The hooks talk to memd on {socket}, the default path (install with --socket PATH or MEMD_SOCKET set to write another into the hooks)."
+        ),
+    });
+    let serve = match &options.hook_socket {
+        Some(s) => format!(
+            "memd serve --socket {}",
+            hooks::shell_word(&s.to_string_lossy())
+        ),
+        None => "memd serve".to_string(),
+    };
+    let service_failed = steps.iter().any(|s| s.outcome == Outcome::CouldNotRun);
+    next.push(if options.service && !options.dry_run && !service_failed {
+        "memd starts with the service on the first hook; `memctl status` shows it.".to_string()
+    } else if options.service && service_failed {
+        format!("The service could not be started (see above): start memd with `{serve}` meanwhile.")
+    } else {
+        format!("Start memd yourself, and keep it running: `{serve}` (or install without --no-service).")
+    });
+    if options.project.is_none() {
+        let version = codex.map_or("Codex (not installed yet)".to_string(), |(a, b, c)| {
+            format!("Codex {a}.{b}.{c}")
+        });
+        next.push(format!(
+            "{version} runs memd's hooks only once you trust them, and skips them without a word until then: run `codex` once and choose \"Trust all and continue\" at \"Hooks need review\" (again after any install that changes a hook command); or pass --dangerously-bypass-hook-trust to `codex exec`. memd never trusts them for you."
+        ));
+    }
+    next
+}
+
 /// Runs the whole install; returns its steps in order.
 pub fn install(options: &Options) -> Result<Vec<Step>, String> {
     let mut done = Vec::new();
@@ -175,6 +234,7 @@ pub fn install(options: &Options) -> Result<Vec<Step>, String> {
         )?);
         done.push(codex_config::enable_codex_hooks(
             &options.home.join(".codex/config.toml"),
+            options.codex_key,
             options.dry_run,
         )?);
     }
