@@ -483,6 +483,7 @@ fn hook_without_daemon() {
         let mut child = Command::new(&memctl)
             .args(["hook", "claude", "UserPromptSubmit", "--socket"])
             .arg(&socket)
+            .env("XDG_STATE_HOME", dir.path().join("state"))
             .stdin(Stdio::piped())
             .stdout(Stdio::null())
             .stderr(Stdio::null())

@@ -10,8 +10,11 @@ use common::{memctl_path, stdout, Daemon, Sandbox};
 use serde_json::Value;
 
 /// Runs `memctl hook HARNESS EVENT` with `input` on stdin.
+/// Runs `memctl hook`; calls it cannot tell the daemon about are kept in a
+/// state directory beside the socket.
 fn hook(socket: &std::path::Path, harness: &str, event: &str, input: &str) -> std::process::Output {
     let mut child = Command::new(memctl_path())
+        .env("XDG_STATE_HOME", state_home(socket))
         .args([
             "hook",
             harness,
@@ -33,6 +36,11 @@ fn hook(socket: &std::path::Path, harness: &str, event: &str, input: &str) -> st
         .write_all(input.as_bytes())
         .unwrap();
     child.wait_with_output().unwrap()
+}
+
+/// The state directory the hooks of a test keep their calls in.
+fn state_home(socket: &std::path::Path) -> std::path::PathBuf {
+    socket.parent().unwrap().join("hook-state")
 }
 
 /// A sandbox with knowledge and a repository the agent works in.
@@ -306,9 +314,78 @@ fn without_a_daemon_or_with_bad_input_a_hook_stays_silent_and_exits_zero() {
     }
     let out = Command::new(memctl_path())
         .args(["hook", "claude", "--bogus-flag"])
+        .env("XDG_STATE_HOME", state_home(&socket))
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(0));
+    // The call that found no daemon is kept, and `memctl status` shows it.
+    let out = Command::new(memctl_path())
+        .args(["status", "--socket"])
+        .arg(&socket)
+        .env("XDG_STATE_HOME", state_home(&socket))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let shown = stdout(&out);
+    assert!(
+        shown.contains("hook calls memd did not answer")
+            && shown
+                .contains("claude UserPromptSubmit: daemon unreachable: memd is not running on"),
+        "{shown}"
+    );
+    let kept = std::fs::metadata(state_home(&socket).join("memd/hooks.jsonl")).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    assert_eq!(kept.permissions().mode() & 0o777, 0o600);
+}
+
+#[test]
+fn status_shows_what_the_real_hooks_did() {
+    let (sandbox, repo) = setup();
+    let daemon = Daemon::start(&sandbox);
+    let start = hook(
+        &daemon.socket,
+        "claude",
+        "SessionStart",
+        &fixture("claude-hooks.json", "SessionStart", &repo),
+    );
+    assert_eq!(start.status.code(), Some(0));
+    let prompt = hook(
+        &daemon.socket,
+        "claude",
+        "UserPromptSubmit",
+        &fixture("claude-hooks.json", "UserPromptSubmit", &repo),
+    );
+    let injected = context(&prompt, "UserPromptSubmit").expect("the prompt gets a block");
+    let end = hook(
+        &daemon.socket,
+        "claude",
+        "SessionEnd",
+        &fixture("claude-hooks.json", "SessionEnd", &repo),
+    );
+    assert_eq!(end.status.code(), Some(0));
+    let status = stdout(&daemon.memctl(&["status"]));
+    assert!(
+        status.contains(&format!(
+            "claude UserPromptSubmit: injected {} chars",
+            injected.chars().count()
+        )),
+        "{status}"
+    );
+    assert!(
+        status.contains("claude SessionEnd: session recorded"),
+        "{status}"
+    );
+    assert!(status.contains("claude SessionStart: "), "{status}");
+    let json = daemon.json(&["status"]);
+    assert_eq!(
+        json["ok"]["status"]["hooks"].as_array().unwrap().len(),
+        3,
+        "{json}"
+    );
+    assert!(json["ok"]["status"]["hook_failures"]
+        .as_array()
+        .unwrap()
+        .is_empty());
 }
 
 #[test]

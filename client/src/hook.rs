@@ -21,10 +21,11 @@ use std::io::Read;
 use std::path::Path;
 use std::time::Duration;
 
-use memd::protocol::{Kind, Outcome, Query, Reply, RequestBody};
+use memd::protocol::{HookCall, HookOutcome, Kind, Outcome, Query, Reply, RequestBody};
 use serde_json::{json, Value};
 
-use crate::client::Client;
+use crate::activity;
+use crate::client::{Client, ClientError};
 use crate::env_tags;
 
 /// How long a hook waits for the daemon in all.
@@ -172,31 +173,69 @@ pub fn run(
             return None;
         }
     };
-    let response = match Client::connect_with_timeout(socket, HOOK_TIMEOUT)
-        .and_then(|mut c| c.request(request))
-    {
-        Ok(response) => response,
+    let call = |outcome| HookCall {
+        harness: harness.to_string(),
+        event: event.clone(),
+        at: activity::now(),
+        outcome,
+    };
+    let mut client = match Client::connect_with_timeout(socket, HOOK_TIMEOUT) {
+        Ok(client) => client,
         Err(err) => {
             errln!("memctl hook: {err}; the agent goes on without memd");
+            let outcome = match err {
+                ClientError::NotRunning(_) => HookOutcome::Unreachable {
+                    message: err.to_string(),
+                },
+                _ => HookOutcome::Failed {
+                    message: err.to_string(),
+                },
+            };
+            activity::note(&call(outcome));
             return None;
         }
     };
-    match response.outcome {
-        Outcome::Ok(Reply::Answer(answer)) if !answer.block.is_empty() => Some(
-            json!({
-                "hookSpecificOutput": {
-                    "hookEventName": event,
-                    "additionalContext": answer.block,
-                }
-            })
-            .to_string(),
-        ),
-        Outcome::Ok(_) => None,
-        Outcome::Error(err) => {
-            errln!("memctl hook: memd answered {:?}: {}", err.kind, err.message);
-            None
+    let (output, outcome) = match client.request(request) {
+        Ok(response) => match response.outcome {
+            Outcome::Ok(Reply::Answer(answer)) if !answer.block.is_empty() => (
+                Some(
+                    json!({
+                        "hookSpecificOutput": {
+                            "hookEventName": event,
+                            "additionalContext": answer.block,
+                        }
+                    })
+                    .to_string(),
+                ),
+                HookOutcome::Injected {
+                    chars: answer.block.chars().count() as u64,
+                },
+            ),
+            Outcome::Ok(Reply::SessionEnded { .. }) => (None, HookOutcome::Recorded),
+            Outcome::Ok(_) => (None, HookOutcome::NothingRelevant),
+            Outcome::Error(err) => {
+                errln!("memctl hook: memd answered {:?}: {}", err.kind, err.message);
+                let message = format!("{:?}: {}", err.kind, err.message);
+                (None, HookOutcome::Failed { message })
+            }
+        },
+        Err(err) => {
+            errln!("memctl hook: {err}; the agent goes on without memd");
+            let call = call(HookOutcome::Failed {
+                message: err.to_string(),
+            });
+            activity::note(&call);
+            return None;
         }
+    };
+    // The daemon keeps the call for `memctl status`; where it cannot be
+    // told, the local file does.
+    let call = call(outcome);
+    let noted = client.request(RequestBody::Hook(call.clone()));
+    if !matches!(noted, Ok(ref r) if matches!(r.outcome, Outcome::Ok(_))) {
+        activity::note(&call);
     }
+    output
 }
 
 #[cfg(test)]

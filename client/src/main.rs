@@ -27,6 +27,7 @@ macro_rules! errln {
     }};
 }
 
+mod activity;
 mod client;
 mod env_tags;
 mod hook;
@@ -222,6 +223,9 @@ fn as_the_hook_sees_it(mut query: Query) -> Query {
     query
 }
 
+/// Hook calls that found no daemon, shown by `status`.
+const HOOK_CALLS_SHOWN: usize = 5;
+
 fn run() -> Result<ExitCode, Box<dyn std::error::Error>> {
     let Some(args) = parse()? else {
         out!("{USAGE}");
@@ -312,6 +316,9 @@ fn run() -> Result<ExitCode, Box<dyn std::error::Error>> {
                 "memctl: memd is not running (nothing listens on {}).\nStart it with `memd serve` (or `cargo run --release -- serve --config config/memd.toml` in a clone).",
                 path.display()
             );
+            if args.command == "status" {
+                print::local_hook_failures(&activity::latest(HOOK_CALLS_SHOWN));
+            }
             return Ok(ExitCode::from(1));
         }
         Err(err) => return Err(err.into()),
@@ -327,6 +334,9 @@ fn run() -> Result<ExitCode, Box<dyn std::error::Error>> {
     match response.outcome {
         Outcome::Ok(reply) => {
             print::reply(&reply, elapsed);
+            if let Reply::Status(_) = &reply {
+                print::local_hook_failures(&activity::latest(HOOK_CALLS_SHOWN));
+            }
             if let Reply::Answer(a) = &reply {
                 if a.block.is_empty() {
                     errln!("memctl: nothing relevant for this query");

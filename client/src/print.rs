@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use memd::protocol::{LogEntry, Reply, StatusReport};
+use memd::protocol::{HookCall, LogEntry, Reply, StatusReport};
 
 /// Prints a reply.
 pub fn reply(reply: &Reply, elapsed: Duration) {
@@ -15,6 +15,7 @@ pub fn reply(reply: &Reply, elapsed: Duration) {
             elapsed.as_secs_f64() * 1000.0
         ),
         Reply::Status(status) => print_status(status),
+        Reply::Noted => outln!("noted"),
         Reply::Answer(answer) => {
             if !answer.block.is_empty() {
                 outln!("{}", answer.block);
@@ -154,6 +155,37 @@ fn print_entry(e: &LogEntry) {
     }
 }
 
+/// When a call was, from now.
+fn ago(at: i64) -> String {
+    let secs = (crate::activity::now() - at).max(0);
+    match secs {
+        0..=119 => format!("{secs} s ago"),
+        120..=7199 => format!("{} min ago", secs / 60),
+        _ => format!("{} h ago", secs / 3600),
+    }
+}
+
+fn hook_line(call: &HookCall) -> String {
+    format!(
+        "{} {}: {}, {}",
+        call.harness,
+        call.event,
+        call.outcome,
+        ago(call.at)
+    )
+}
+
+/// The hook calls that found no daemon, kept by the hooks themselves.
+pub fn local_hook_failures(calls: &[HookCall]) {
+    if calls.is_empty() {
+        return;
+    }
+    outln!("hook calls memd did not answer (kept by the hooks):");
+    for call in calls {
+        outln!("  {}", hook_line(call));
+    }
+}
+
 fn print_status(s: &StatusReport) {
     outln!(
         "memd {} (protocol {}), pid {}, up {:.0} s",
@@ -206,6 +238,20 @@ fn print_status(s: &StatusReport) {
         l.p99_us,
         l.max_us
     );
+    if s.hooks.is_empty() {
+        outln!("hooks:    no calls since memd started");
+    } else {
+        outln!("hooks (last call of each):");
+        for call in &s.hooks {
+            outln!("  {}", hook_line(call));
+        }
+    }
+    if !s.hook_failures.is_empty() {
+        outln!("hook failures:");
+        for call in &s.hook_failures {
+            outln!("  {}", hook_line(call));
+        }
+    }
     outln!(
         "sessions: {}; pending evaluations: {}",
         s.sessions,

@@ -123,6 +123,14 @@ impl Handler {
             RequestBody::Evaluate { limit, force, skip } => {
                 learning::evaluate(&self.shared, &self.store, &self.judge, limit, force, &skip)
             }
+            RequestBody::Hook(call) => {
+                self.shared
+                    .hooks
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .note(call);
+                Response::ok(Reply::Noted)
+            }
         }
     }
 
@@ -274,6 +282,12 @@ impl Handler {
 
     fn status(&self) -> StatusReport {
         let info = &self.shared.info;
+        let (hooks, hook_failures) = self
+            .shared
+            .hooks
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .report();
         let k = self.shared.read();
         let counts = k.engine.counts();
         let roots = k
@@ -330,6 +344,8 @@ impl Handler {
                 .report(),
             pending_evaluations: learning::pending(&self.shared),
             sessions: self.shared.sessions().len() as u64,
+            hooks,
+            hook_failures,
         }
     }
 }

@@ -297,6 +297,7 @@ pub fn run(options: ServeOptions) -> Result<(), DaemonError> {
         last_tags: Mutex::new(HashMap::new()),
         latencies: Mutex::new(Latencies::default()),
         places: Mutex::new(HashMap::new()),
+        hooks: Mutex::new(state::HookActivity::default()),
         info: Info {
             started,
             pid: std::process::id(),

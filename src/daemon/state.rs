@@ -8,7 +8,7 @@ use std::sync::{Mutex, MutexGuard, RwLock, RwLockReadGuard, RwLockWriteGuard};
 use std::time::Instant;
 
 use crate::engine::{Engine, ScopeId};
-use crate::protocol::{Latency, ReindexReport};
+use crate::protocol::{HookCall, Latency, ReindexReport};
 use crate::store::SessionAudit;
 
 /// How a root is watched.
@@ -163,7 +163,42 @@ pub struct Shared {
     pub latencies: Mutex<Latencies>,
     /// Working directories already resolved to a project (or none).
     pub places: Mutex<HashMap<String, Option<PathBuf>>>,
+    /// What the hooks reported of their calls.
+    pub hooks: Mutex<HookActivity>,
     pub info: Info,
+}
+
+/// The hooks' calls as they report them: the last of each harness and
+/// event, and the latest failures.
+#[derive(Debug, Default)]
+pub struct HookActivity {
+    last: std::collections::BTreeMap<(String, String), HookCall>,
+    failures: VecDeque<HookCall>,
+}
+
+/// How many failed hook calls are kept.
+const HOOK_FAILURES_KEPT: usize = 10;
+
+impl HookActivity {
+    /// Notes a call.
+    pub fn note(&mut self, call: HookCall) {
+        if call.outcome.failed() {
+            if self.failures.len() == HOOK_FAILURES_KEPT {
+                self.failures.pop_front();
+            }
+            self.failures.push_back(call.clone());
+        }
+        self.last
+            .insert((call.harness.clone(), call.event.clone()), call);
+    }
+
+    /// The last call of each harness and event, and the latest failures.
+    pub fn report(&self) -> (Vec<HookCall>, Vec<HookCall>) {
+        (
+            self.last.values().cloned().collect(),
+            self.failures.iter().cloned().collect(),
+        )
+    }
 }
 
 impl Shared {

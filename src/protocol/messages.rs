@@ -87,6 +87,59 @@ pub enum RequestBody {
         #[serde(default)]
         skip: Vec<String>,
     },
+    /// What a hook call came to, sent by the hook after its answer (for
+    /// `status`).
+    Hook(HookCall),
+}
+
+/// One call of `memctl hook`, as the hook saw it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HookCall {
+    /// `claude` or `codex`.
+    pub harness: String,
+    /// The hook event (`SessionStart`, `UserPromptSubmit`, ...).
+    pub event: String,
+    /// Unix seconds.
+    pub at: i64,
+    pub outcome: HookOutcome,
+}
+
+/// What a hook call came to.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum HookOutcome {
+    /// A block of this many characters went to the agent.
+    Injected { chars: u64 },
+    /// The daemon answered with nothing to inject.
+    NothingRelevant,
+    /// A session end was recorded.
+    Recorded,
+    /// No daemon answered on the socket.
+    Unreachable { message: String },
+    /// The daemon answered with an error, or the exchange failed.
+    Failed { message: String },
+}
+
+impl HookOutcome {
+    /// Whether the call failed to reach memd or to get an answer.
+    pub fn failed(&self) -> bool {
+        matches!(
+            self,
+            HookOutcome::Unreachable { .. } | HookOutcome::Failed { .. }
+        )
+    }
+}
+
+impl std::fmt::Display for HookOutcome {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            HookOutcome::Injected { chars } => write!(f, "injected {chars} chars"),
+            HookOutcome::NothingRelevant => write!(f, "nothing relevant"),
+            HookOutcome::Recorded => write!(f, "session recorded"),
+            HookOutcome::Unreachable { message } => write!(f, "daemon unreachable: {message}"),
+            HookOutcome::Failed { message } => write!(f, "failed: {message}"),
+        }
+    }
 }
 
 /// The answer to a request, in the request's encoding.
@@ -190,6 +243,8 @@ pub enum Reply {
     Exported(String),
     /// To `evaluate`.
     Evaluated(EvaluateReport),
+    /// To `hook`: noted.
+    Noted,
 }
 
 /// One session's evaluation.
@@ -335,4 +390,10 @@ pub struct StatusReport {
     pub query_latency: Latency,
     pub pending_evaluations: u64,
     pub sessions: u64,
+    /// The last call of each harness and event since the daemon started.
+    #[serde(default)]
+    pub hooks: Vec<HookCall>,
+    /// The latest failed hook calls the daemon heard of, newest last.
+    #[serde(default)]
+    pub hook_failures: Vec<HookCall>,
 }
