@@ -29,6 +29,7 @@ macro_rules! errln {
 
 mod activity;
 mod client;
+mod doctor;
 mod env_tags;
 mod hook;
 mod install;
@@ -75,6 +76,8 @@ Usage:
                               turn Codex's hooks on, and install the service
                               unit; idempotent, with backups of edited files
                               (--json: each step as JSON)
+  memctl doctor               every link from hook to daemon checked, each
+                              failure with its fix (exit 1 when one fails)
   memctl hook claude|codex [EVENT] [--agent ROLE]
                               for agent hooks: reads the hook's JSON on stdin
                               (SessionStart, UserPromptSubmit, SessionEnd;
@@ -249,6 +252,9 @@ fn run() -> Result<ExitCode, Box<dyn std::error::Error>> {
     if args.command == "install" {
         return install(&args);
     }
+    if args.command == "doctor" {
+        return doctor(&args);
+    }
     if args.command == "evaluate" && args.force.is_none() {
         return evaluate_all(&args);
     }
@@ -421,6 +427,29 @@ fn evaluate_all(args: &Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
 }
 
 /// `memctl install`.
+/// `memctl doctor`: exit 1 when a check failed.
+fn doctor(args: &Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
+    let home = std::env::var_os("HOME")
+        .map(PathBuf::from)
+        .ok_or("HOME is not set")?;
+    let socket = memd::protocol::socket_path(args.socket.clone());
+    let cwd = std::env::current_dir()?;
+    let checks = doctor::run(&socket, &home, &cwd);
+    if args.json {
+        let checks: Vec<_> = checks.iter().map(doctor::Check::to_json).collect();
+        outln!("{}", serde_json::to_string_pretty(&checks)?);
+    } else {
+        for check in &checks {
+            outln!("{}", check.line());
+        }
+    }
+    Ok(if checks.iter().any(|c| c.ok == Some(false)) {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
 fn install(args: &Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
     let home = std::env::var_os("HOME")
         .map(PathBuf::from)

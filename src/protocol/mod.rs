@@ -17,5 +17,5 @@ pub use frame::{
     FrameError, MAX_FRAME_BYTES,
 };
 pub use messages::*;
-pub use paths::{socket_path, ENV_SOCKET};
+pub use paths::{default_socket_path, socket_path, ENV_SOCKET};
 pub use query::*;

@@ -19,6 +19,11 @@ pub fn socket_path(flag: Option<PathBuf>) -> PathBuf {
     if let Some(path) = std::env::var_os(ENV_SOCKET).filter(|p| !p.is_empty()) {
         return PathBuf::from(path);
     }
+    default_socket_path()
+}
+
+/// The socket path when neither `--socket` nor `$MEMD_SOCKET` names one.
+pub fn default_socket_path() -> PathBuf {
     if let Some(dir) = std::env::var_os("XDG_RUNTIME_DIR").filter(|p| !p.is_empty()) {
         return PathBuf::from(dir).join("memd").join("memd.sock");
     }

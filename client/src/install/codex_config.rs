@@ -143,6 +143,35 @@ pub fn enable_hooks(text: &str, key: &str) -> Edit {
     Edit::Changed(lines.join("\n") + "\n")
 }
 
+/// Whether `text` (Codex's `config.toml`) sets the hooks feature, under
+/// either name, to true; `None` when it does not set it (or sets it in a
+/// way memd does not read: an inline table).
+pub fn setting(text: &str) -> Option<bool> {
+    let mut table: Option<String> = None;
+    let mut found = None;
+    for line in text.lines() {
+        if let Some(name) = header(line) {
+            table = Some(name);
+            continue;
+        }
+        let Some((name, value)) = key_value(line) else {
+            continue;
+        };
+        let feature = match (table.as_deref(), name) {
+            (Some("features"), name) => name,
+            (None, name) => match name.strip_prefix("features.") {
+                Some(name) => name,
+                None => continue,
+            },
+            _ => continue,
+        };
+        if feature == KEY || feature == LEGACY_KEY {
+            found = Some(value == "true");
+        }
+    }
+    found
+}
+
 /// Turns Codex CLI's hooks on in its config, under the name `key`.
 pub fn enable_codex_hooks(path: &Path, key: &str, dry_run: bool) -> Result<Step, String> {
     let text = match std::fs::read_to_string(path) {

@@ -164,6 +164,25 @@ impl fmt::Display for Step {
     }
 }
 
+/// The hook events memd is installed for in a harness.
+pub fn hook_events(harness: &str) -> &'static [&'static str] {
+    hooks::events(harness)
+}
+
+/// `word` quoted for the shell hook commands run in.
+pub fn shell_word(word: &str) -> String {
+    hooks::shell_word(word)
+}
+
+/// The name of Codex's hooks feature since 0.169.
+pub const CODEX_KEY: &str = codex_config::KEY;
+
+/// Whether Codex's config turns its hooks feature on or off, under either
+/// name; `None` when it does not say.
+pub fn codex_hooks_setting(config: &str) -> Option<bool> {
+    codex_config::setting(config)
+}
+
 /// The installed Codex's version, if Codex is installed.
 pub fn codex_version() -> Option<(u32, u32, u32)> {
     codex_config::installed_version()
@@ -215,6 +234,7 @@ pub fn next_steps(
             "{version} runs memd's hooks only once you trust them, and skips them without a word until then: run `codex` once and choose \"Trust all and continue\" at \"Hooks need review\" (again after any install that changes a hook command); or pass --dangerously-bypass-hook-trust to `codex exec`. memd never trusts them for you."
         ));
     }
+    next.push("Then check every link from hook to daemon: `memctl doctor`.".to_string());
     next
 }
 

@@ -1,0 +1,175 @@
+//! `memctl doctor` against the real daemon and a real `memctl install` in a
+//! scratch home: it passes when every link holds, and catches each broken
+//! one with its fix.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use common::{memctl_path, stdout, Daemon, Sandbox};
+
+/// A scratch home inside the sandbox, with its own state directory.
+fn home(sandbox: &Sandbox) -> PathBuf {
+    let home = sandbox.dir.path().join("home");
+    std::fs::create_dir_all(&home).unwrap();
+    home
+}
+
+/// `memctl ARGS` as the user of `home`, from the sandbox (no repository).
+fn memctl(sandbox: &Sandbox, home: &Path, args: &[&str]) -> Output {
+    Command::new(memctl_path())
+        .current_dir(sandbox.dir.path())
+        .args(args)
+        .env("HOME", home)
+        .env("XDG_STATE_HOME", home.join(".local/state"))
+        .env_remove("MEMD_SOCKET")
+        .output()
+        .unwrap()
+}
+
+fn install(sandbox: &Sandbox, home: &Path, socket: &Path) {
+    let out = memctl(
+        sandbox,
+        home,
+        &[
+            "install",
+            "--no-service",
+            "--socket",
+            socket.to_str().unwrap(),
+        ],
+    );
+    assert!(out.status.success(), "{}", stdout(&out));
+}
+
+fn doctor(sandbox: &Sandbox, home: &Path, socket: &Path) -> (Option<i32>, String) {
+    let out = memctl(
+        sandbox,
+        home,
+        &["doctor", "--socket", socket.to_str().unwrap()],
+    );
+    (out.status.code(), stdout(&out))
+}
+
+#[test]
+fn doctor_passes_when_memd_and_the_hooks_are_in_place() {
+    let sandbox = Sandbox::new();
+    sandbox.write("g.yaml", common::gotcha("G-1", "database pool"));
+    let daemon = Daemon::start(&sandbox);
+    let home = home(&sandbox);
+    install(&sandbox, &home, &daemon.socket);
+    let (code, shown) = doctor(&sandbox, &home, &daemon.socket);
+    assert_eq!(code, Some(0), "{shown}");
+    assert!(shown.contains("ok   daemon: memd"), "{shown}");
+    assert!(
+        shown.contains(&format!(
+            "ok   hooks in {} talks to {}: a memd of yours answers there",
+            home.join(".claude/settings.json").display(),
+            daemon.socket.display()
+        )),
+        "{shown}"
+    );
+    assert!(shown.contains("ok   codex hooks feature"), "{shown}");
+    assert!(shown.contains("?    codex hook trust"), "{shown}");
+    assert!(shown.contains("ok   knowledge files: no errors"), "{shown}");
+    let json = memctl(
+        &sandbox,
+        &home,
+        &[
+            "doctor",
+            "--json",
+            "--socket",
+            daemon.socket.to_str().unwrap(),
+        ],
+    );
+    let checks: serde_json::Value = serde_json::from_str(&stdout(&json)).unwrap();
+    assert!(
+        checks.as_array().unwrap().iter().all(|c| c["ok"] != false),
+        "{checks}"
+    );
+}
+
+#[test]
+fn doctor_catches_each_broken_link_with_its_fix() {
+    let sandbox = Sandbox::new();
+    let home = home(&sandbox);
+    let elsewhere = sandbox.dir.path().join("elsewhere.sock");
+
+    // Nothing installed, no daemon.
+    let (code, shown) = doctor(&sandbox, &home, &elsewhere);
+    assert_eq!(code, Some(1), "{shown}");
+    assert!(
+        shown.contains("FAIL daemon: memd is not running on"),
+        "{shown}"
+    );
+    assert!(
+        shown.contains("fix: start it: `memd serve --socket"),
+        "{shown}"
+    );
+    assert!(
+        shown.contains("FAIL hooks: no memd hooks") && shown.contains("fix: run `memctl install`"),
+        "{shown}"
+    );
+
+    // The hooks installed for a socket no daemon serves, while memd runs
+    // on another: the custom-socket mistake.
+    let daemon = Daemon::start(&sandbox);
+    install(&sandbox, &home, &elsewhere);
+    let (code, shown) = doctor(&sandbox, &home, &daemon.socket);
+    assert_eq!(code, Some(1), "{shown}");
+    assert!(shown.contains("ok   daemon"), "{shown}");
+    assert!(
+        shown.contains(&format!(
+            "FAIL hooks in {} talks to {}",
+            home.join(".claude/settings.json").display(),
+            elsewhere.display()
+        )),
+        "{shown}"
+    );
+    assert!(shown.contains("memctl install --socket PATH"), "{shown}");
+
+    // Fixed by installing for the daemon's socket; then Codex's feature
+    // turned off by hand.
+    install(&sandbox, &home, &daemon.socket);
+    std::fs::write(
+        home.join(".codex/config.toml"),
+        "[features]\nhooks = false\n",
+    )
+    .unwrap();
+    let (code, shown) = doctor(&sandbox, &home, &daemon.socket);
+    assert_eq!(code, Some(1), "{shown}");
+    assert!(
+        shown.contains("FAIL codex hooks feature: turned off"),
+        "{shown}"
+    );
+    std::fs::write(
+        home.join(".codex/config.toml"),
+        "[features]\nhooks = true\n",
+    )
+    .unwrap();
+
+    // A hook that found no daemon: its kept call is reported.
+    let mut hook = Command::new(memctl_path())
+        .args(["hook", "claude", "UserPromptSubmit", "--socket"])
+        .arg(&elsewhere)
+        .env("HOME", &home)
+        .env("XDG_STATE_HOME", home.join(".local/state"))
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    use std::io::Write;
+    hook.stdin
+        .take()
+        .unwrap()
+        .write_all(br#"{"session_id": "s", "prompt": "how do we fix the db pool"}"#)
+        .unwrap();
+    assert!(hook.wait().unwrap().success());
+    let (code, shown) = doctor(&sandbox, &home, &daemon.socket);
+    assert_eq!(code, Some(1), "{shown}");
+    assert!(
+        shown.contains("FAIL hook activity: the last hook call memd did not answer: claude UserPromptSubmit: daemon unreachable"),
+        "{shown}"
+    );
+}
