@@ -1,8 +1,9 @@
-//! The real agents: Claude Code, pinned, installed from npm into a cache
-//! under the build directory, run non-interactively against a fake
-//! Anthropic Messages server on loopback, in a scratch home where
-//! `memctl install` put memd's hooks for the test's daemon (its socket in
-//! the hook commands, no `MEMD_SOCKET` in the agent's environment).
+//! The real agents: Claude Code and Codex CLI, pinned, installed from npm
+//! into a cache under the build directory, run non-interactively against a
+//! fake model server on loopback (Anthropic Messages; OpenAI Responses
+//! through a `model_providers` entry), in a scratch home where `memctl
+//! install` put memd's hooks for the test's daemon (its socket in the hook
+//! commands, no `MEMD_SOCKET` in the agent's environment).
 //!
 //! Where npm cannot be reached the test says so and passes, unless
 //! `MEMD_REQUIRE_AGENTS` is set (`.ci/run` sets it: CI must prove the
@@ -22,6 +23,8 @@ use serde_json::{json, Value};
 
 /// The Claude Code the test runs.
 const CLAUDE_CODE: &str = "@anthropic-ai/claude-code@2.1.197";
+/// The Codex CLI the test runs.
+const CODEX_CLI: &str = "@openai/codex@0.169.0";
 /// What the fake model answers.
 const REPLY: &str = "I raised max_connections and the pool no longer runs dry.";
 
@@ -59,16 +62,24 @@ fn npm_binary(spec: &str, bin: &str) -> Option<PathBuf> {
     }
 }
 
-/// A fake Anthropic Messages API: every request's path and body kept, each
-/// answered with one text message (streamed as server-sent events when
-/// asked).
-struct FakeAnthropic {
+/// The API a fake model server speaks.
+#[derive(Clone, Copy)]
+enum Api {
+    /// Anthropic Messages (`/v1/messages`), streamed when asked.
+    Anthropic,
+    /// OpenAI Responses (`/v1/responses`), streamed.
+    OpenAi,
+}
+
+/// A fake model server: every request's path and body kept, each answered
+/// with one text message, [`REPLY`].
+struct FakeModel {
     url: String,
     requests: Arc<Mutex<Vec<(String, String)>>>,
 }
 
-impl FakeAnthropic {
-    fn start() -> FakeAnthropic {
+impl FakeModel {
+    fn start(api: Api) -> FakeModel {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let url = format!("http://{}", listener.local_addr().unwrap());
         let requests = Arc::new(Mutex::new(Vec::new()));
@@ -76,26 +87,64 @@ impl FakeAnthropic {
         std::thread::spawn(move || {
             for stream in listener.incoming().flatten() {
                 let kept = kept.clone();
-                std::thread::spawn(move || serve(stream, &kept));
+                std::thread::spawn(move || serve(stream, &kept, api));
             }
         });
-        FakeAnthropic { url, requests }
+        FakeModel { url, requests }
     }
 
-    /// The bodies of the requests to `/v1/messages`.
+    /// The bodies of the model requests (`/v1/messages`, `/v1/responses`).
     fn messages(&self) -> Vec<String> {
         self.requests
             .lock()
             .unwrap()
             .iter()
-            .filter(|(path, _)| path.starts_with("/v1/messages") && !path.contains("count_tokens"))
+            .filter(|(path, _)| {
+                (path.starts_with("/v1/messages") && !path.contains("count_tokens"))
+                    || path.starts_with("/v1/responses")
+            })
             .map(|(_, body)| body.clone())
             .collect()
     }
 }
 
+/// Server-sent events, each named by its type.
+fn sse(events: &[(&str, Value)]) -> String {
+    events
+        .iter()
+        .map(|(event, data)| format!("event: {event}\ndata: {data}\n\n"))
+        .collect()
+}
+
+/// The Responses API's stream for one assistant message.
+fn openai_stream() -> String {
+    let item = json!({"type": "message", "id": "msg_1", "role": "assistant", "status": "completed", "content": [{"type": "output_text", "text": REPLY, "annotations": []}]});
+    sse(&[
+        (
+            "response.created",
+            json!({"type": "response.created", "response": {"id": "resp_1", "status": "in_progress", "output": []}}),
+        ),
+        (
+            "response.output_item.added",
+            json!({"type": "response.output_item.added", "output_index": 0, "item": {"type": "message", "id": "msg_1", "role": "assistant", "status": "in_progress", "content": []}}),
+        ),
+        (
+            "response.output_text.delta",
+            json!({"type": "response.output_text.delta", "item_id": "msg_1", "output_index": 0, "content_index": 0, "delta": REPLY}),
+        ),
+        (
+            "response.output_item.done",
+            json!({"type": "response.output_item.done", "output_index": 0, "item": item}),
+        ),
+        (
+            "response.completed",
+            json!({"type": "response.completed", "response": {"id": "resp_1", "status": "completed", "output": [item], "usage": {"input_tokens": 10, "input_tokens_details": {"cached_tokens": 0}, "output_tokens": 12, "output_tokens_details": {"reasoning_tokens": 0}, "total_tokens": 22}}}),
+        ),
+    ])
+}
+
 /// Serves one keep-alive connection.
-fn serve(stream: TcpStream, kept: &Mutex<Vec<(String, String)>>) {
+fn serve(stream: TcpStream, kept: &Mutex<Vec<(String, String)>>, api: Api) {
     let _ = stream.set_read_timeout(Some(Duration::from_secs(30)));
     let mut reader = BufReader::new(stream.try_clone().unwrap());
     let mut writer = stream;
@@ -129,7 +178,16 @@ fn serve(stream: TcpStream, kept: &Mutex<Vec<(String, String)>>) {
         kept.lock().unwrap().push((path.clone(), body.clone()));
         let request: Value = serde_json::from_str(&body).unwrap_or(Value::Null);
         let model = request["model"].as_str().unwrap_or("claude").to_string();
-        let (kind, payload) = if path.contains("count_tokens") {
+        let (kind, payload) = if matches!(api, Api::OpenAi) {
+            if path.starts_with("/v1/responses") {
+                ("text/event-stream", openai_stream())
+            } else {
+                (
+                    "application/json",
+                    json!({"object": "list", "data": []}).to_string(),
+                )
+            }
+        } else if path.contains("count_tokens") {
             ("application/json", json!({"input_tokens": 10}).to_string())
         } else if request["stream"] == true {
             let events = [
@@ -155,11 +213,7 @@ fn serve(stream: TcpStream, kept: &Mutex<Vec<(String, String)>>) {
                 ),
                 ("message_stop", json!({"type": "message_stop"})),
             ];
-            let stream: String = events
-                .iter()
-                .map(|(event, data)| format!("event: {event}\ndata: {data}\n\n"))
-                .collect();
-            ("text/event-stream", stream)
+            ("text/event-stream", sse(&events))
         } else {
             (
                 "application/json",
@@ -180,7 +234,7 @@ fn serve(stream: TcpStream, kept: &Mutex<Vec<(String, String)>>) {
 
 /// Runs `claude -p PROMPT` (more arguments before it) in `repo`, as the
 /// user of `home`, against `api`; returns its JSON result.
-fn claude(claude: &Path, home: &Path, repo: &Path, api: &FakeAnthropic, args: &[&str]) -> Value {
+fn claude(claude: &Path, home: &Path, repo: &Path, api: &FakeModel, args: &[&str]) -> Value {
     let out = Command::new(claude)
         .current_dir(repo)
         .args(["-p", "--output-format", "json"])
@@ -216,97 +270,139 @@ fn memctl_json(home: &Path, socket: &Path, args: &[&str]) -> Value {
     serde_json::from_str(&stdout(&out)).unwrap_or_else(|e| panic!("{e}: {}", stdout(&out)))
 }
 
+/// The gotcha every agent's prompt should get.
+const GOTCHA: &str = "the pool runs dry under load";
+/// The prompt that asks for it.
+const PROMPT: &str = "how do we fix the db pool exhaustion in this service";
+
+/// A daemon with one gotcha, a Rust repository to work in, and a scratch
+/// home where `memctl install` put the hooks for the daemon's socket.
+struct World {
+    /// Kept for its directory's life.
+    _sandbox: Sandbox,
+    daemon: Daemon,
+    repo: PathBuf,
+    home: PathBuf,
+}
+
+impl World {
+    fn new() -> World {
+        let sandbox = Sandbox::new();
+        sandbox.write(
+            "g.yaml",
+            format!("gotchas:\n  - id: G-POOL\n    title: {GOTCHA}\n    fix: raise max_connections and close idle connections\n    category: db\n"),
+        );
+        let repo = sandbox.dir.path().join("service");
+        std::fs::create_dir_all(&repo).unwrap();
+        assert!(Command::new("git")
+            .args(["init", "-q"])
+            .current_dir(&repo)
+            .status()
+            .unwrap()
+            .success());
+        std::fs::write(
+            repo.join("Cargo.toml"),
+            "[package]\nname = \"service\"\nversion = \"0.1.0\"\n",
+        )
+        .unwrap();
+        let daemon = Daemon::start(&sandbox);
+        let home = sandbox.dir.path().join("home");
+        std::fs::create_dir_all(&home).unwrap();
+        let install = Command::new(memctl_path())
+            .args(["install", "--no-service", "--socket"])
+            .arg(&daemon.socket)
+            .env("HOME", &home)
+            .env_remove("MEMD_SOCKET")
+            .output()
+            .unwrap();
+        assert!(install.status.success(), "{}", stdout(&install));
+        World {
+            _sandbox: sandbox,
+            daemon,
+            repo,
+            home,
+        }
+    }
+
+    /// `memctl ARGS --json` as the user of the home.
+    fn memctl(&self, args: &[&str]) -> Value {
+        memctl_json(&self.home, &self.daemon.socket, args)
+    }
+
+    /// What the last call of a hook event came to (panics if there was
+    /// none).
+    fn hook_outcome(&self, harness: &str, event: &str) -> Value {
+        let status = self.memctl(&["status"]);
+        status["ok"]["status"]["hooks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["harness"] == harness && c["event"] == event)
+            .map(|c| c["outcome"].clone())
+            .unwrap_or_else(|| panic!("no {harness} {event} call: {status}"))
+    }
+
+    /// How many items the evaluator judged for `session`.
+    fn judged(&self, session: &str) -> u64 {
+        let evaluated = self.memctl(&["evaluate"]);
+        evaluated["ok"]["evaluated"]["sessions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|s| s["session_id"] == session)
+            .map(|s| s["judged"].as_u64().unwrap_or(0))
+            .sum()
+    }
+
+    /// `memctl doctor`'s exit code and text, from the repository.
+    fn doctor(&self) -> (Option<i32>, String) {
+        let out = Command::new(memctl_path())
+            .args(["doctor", "--socket"])
+            .arg(&self.daemon.socket)
+            .current_dir(&self.repo)
+            .env("HOME", &self.home)
+            .env("XDG_STATE_HOME", self.home.join(".local/state"))
+            .output()
+            .unwrap();
+        (out.status.code(), stdout(&out))
+    }
+}
+
+/// How often the gotcha appears in the last model request.
+fn copies_in_last(api: &FakeModel) -> usize {
+    api.messages()
+        .last()
+        .map_or(0, |b| b.matches(GOTCHA).count())
+}
+
 #[test]
 fn claude_code_gets_memds_block_through_its_real_hooks() {
     let Some(claude_bin) = npm_binary(CLAUDE_CODE, "claude") else {
         return;
     };
-    let sandbox = Sandbox::new();
-    sandbox.write(
-        "g.yaml",
-        "gotchas:\n  - id: G-POOL\n    title: the pool runs dry under load\n    fix: raise max_connections and close idle connections\n    category: db\n",
-    );
-    let repo = sandbox.dir.path().join("service");
-    std::fs::create_dir_all(&repo).unwrap();
-    assert!(Command::new("git")
-        .args(["init", "-q"])
-        .current_dir(&repo)
-        .status()
-        .unwrap()
-        .success());
-    std::fs::write(
-        repo.join("Cargo.toml"),
-        "[package]\nname = \"service\"\nversion = \"0.1.0\"\n",
-    )
-    .unwrap();
-    let daemon = Daemon::start(&sandbox);
-    let home = sandbox.dir.path().join("home");
-    std::fs::create_dir_all(&home).unwrap();
-    let install = Command::new(memctl_path())
-        .args(["install", "--no-service", "--socket"])
-        .arg(&daemon.socket)
-        .env("HOME", &home)
-        .env_remove("MEMD_SOCKET")
-        .output()
-        .unwrap();
-    assert!(install.status.success(), "{}", stdout(&install));
-    let api = FakeAnthropic::start();
+    let world = World::new();
+    let api = FakeModel::start(Api::Anthropic);
 
     // A session: the prompt's block reaches the model.
-    let first = claude(
-        &claude_bin,
-        &home,
-        &repo,
-        &api,
-        &["how do we fix the db pool exhaustion in this service"],
-    );
+    let first = claude(&claude_bin, &world.home, &world.repo, &api, &[PROMPT]);
     assert_eq!(first["result"], REPLY, "{first}");
     let session = first["session_id"].as_str().unwrap().to_string();
-    let messages = api.messages();
-    assert!(
-        messages
-            .iter()
-            .any(|b| b.contains("the pool runs dry under load")),
-        "memd's block is not in any model request"
-    );
+    let copies = copies_in_last(&api);
+    assert!(copies >= 1, "memd's block is not in the model request");
 
     // Every hook event fired and said what it did.
-    let status = memctl_json(&home, &daemon.socket, &["status"]);
-    let hooks = status["ok"]["status"]["hooks"].as_array().unwrap();
-    for (event, outcome) in [
-        ("SessionStart", None),
-        ("UserPromptSubmit", Some("injected")),
-        ("SessionEnd", Some("recorded")),
-    ] {
-        let call = hooks
-            .iter()
-            .find(|c| c["harness"] == "claude" && c["event"] == event)
-            .unwrap_or_else(|| panic!("no {event} call: {status}"));
-        if let Some(outcome) = outcome {
-            assert!(
-                call["outcome"].get(outcome).is_some() || call["outcome"] == outcome,
-                "{call}"
-            );
-        }
-    }
+    world.hook_outcome("claude", "SessionStart");
+    assert!(world.hook_outcome("claude", "UserPromptSubmit")["injected"].is_object());
+    assert_eq!(world.hook_outcome("claude", "SessionEnd"), "recorded");
 
     // The evaluator reads the real transcript.
-    let evaluated = memctl_json(&home, &daemon.socket, &["evaluate"]);
-    let judged: u64 = evaluated["ok"]["evaluated"]["sessions"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|s| s["session_id"] == session.as_str())
-        .map(|s| s["judged"].as_u64().unwrap_or(0))
-        .sum();
-    assert!(judged >= 1, "{evaluated}");
+    assert!(world.judged(&session) >= 1);
 
-    // The session resumed: the same item is not injected again.
-    let before = api.messages().len();
+    // The session resumed: the block is in its history, not added again.
     let resumed = claude(
         &claude_bin,
-        &home,
-        &repo,
+        &world.home,
+        &world.repo,
         &api,
         &[
             "--resume",
@@ -315,28 +411,109 @@ fn claude_code_gets_memds_block_through_its_real_hooks() {
         ],
     );
     assert_eq!(resumed["session_id"], session.as_str(), "{resumed}");
-    let later = api.messages();
-    let new_requests = &later[before..];
-    assert!(!new_requests.is_empty());
-    let last = new_requests.last().unwrap();
     assert_eq!(
-        last.matches("the pool runs dry under load").count(),
-        messages
-            .last()
-            .unwrap()
-            .matches("the pool runs dry under load")
-            .count(),
-        "the resumed session's new prompt got the block again"
+        copies_in_last(&api),
+        copies,
+        "the resumed session got the block again"
     );
 
     // And doctor finds every link in place.
-    let doctor = Command::new(memctl_path())
-        .args(["doctor", "--socket"])
-        .arg(&daemon.socket)
-        .current_dir(&repo)
-        .env("HOME", &home)
+    let (code, shown) = world.doctor();
+    assert_eq!(code, Some(0), "{shown}");
+}
+
+/// Runs `codex ARGS` in `repo` as the user of `home` (whose config names
+/// the fake model provider); returns its JSON events.
+fn codex(codex: &Path, home: &Path, repo: &Path, args: &[&str]) -> Vec<Value> {
+    let out = Command::new(codex)
+        .current_dir(repo)
+        .args(args)
+        .env("HOME", home)
         .env("XDG_STATE_HOME", home.join(".local/state"))
+        .env("FAKE_OPENAI_KEY", "not-a-key")
+        .env_remove("MEMD_SOCKET")
+        .env_remove("OPENAI_API_KEY")
         .output()
         .unwrap();
-    assert_eq!(doctor.status.code(), Some(0), "{}", stdout(&doctor));
+    assert!(
+        out.status.success(),
+        "codex failed: {}{}",
+        stdout(&out),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    stdout(&out)
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect()
+}
+
+#[test]
+fn codex_cli_gets_memds_block_through_its_real_hooks() {
+    let Some(codex_bin) = npm_binary(CODEX_CLI, "codex") else {
+        return;
+    };
+    let world = World::new();
+    let api = FakeModel::start(Api::OpenAi);
+    // The fake server as Codex's model provider; top-level keys go before
+    // the tables install wrote.
+    let config = world.home.join(".codex/config.toml");
+    let installed = std::fs::read_to_string(&config).unwrap();
+    std::fs::write(
+        &config,
+        format!(
+            "model = \"gpt-test\"\nmodel_provider = \"fake\"\n\n[model_providers.fake]\nname = \"fake\"\nbase_url = \"{}/v1\"\nwire_api = \"responses\"\nenv_key = \"FAKE_OPENAI_KEY\"\n\n{installed}",
+            api.url
+        ),
+    )
+    .unwrap();
+    let exec = |extra: &[&str]| {
+        let mut args = vec!["exec", "--json", "--skip-git-repo-check"];
+        args.extend_from_slice(extra);
+        codex(&codex_bin, &world.home, &world.repo, &args)
+    };
+
+    // Untrusted, Codex skips memd's hooks without a word: no block; doctor
+    // tells from the session Codex wrote.
+    let (_, before) = world.doctor();
+    assert!(before.contains("?    codex hook trust"), "{before}");
+    exec(&[PROMPT]);
+    assert_eq!(copies_in_last(&api), 0, "untrusted hooks ran");
+    let (code, shown) = world.doctor();
+    assert_eq!(code, Some(1), "{shown}");
+    assert!(
+        shown.contains("FAIL codex hook trust: Codex ran a session since memd started, and none of memd's hooks was called"),
+        "{shown}"
+    );
+
+    // Trusted for this run: the prompt's block reaches the model.
+    let events = exec(&["--dangerously-bypass-hook-trust", PROMPT]);
+    let thread = events
+        .iter()
+        .find_map(|e| e["thread_id"].as_str())
+        .expect("a thread id")
+        .to_string();
+    let copies = copies_in_last(&api);
+    assert!(copies >= 1, "memd's block is not in the model request");
+    assert!(world.hook_outcome("codex", "UserPromptSubmit")["injected"].is_object());
+    assert_eq!(world.hook_outcome("codex", "Stop"), "recorded");
+    world.hook_outcome("codex", "SessionStart");
+
+    // The evaluator reads the real rollout.
+    assert!(world.judged(&thread) >= 1);
+
+    // Resumed: the block is in the history, not added again.
+    exec(&[
+        "resume",
+        "--dangerously-bypass-hook-trust",
+        &thread,
+        "the db pool is exhausted again, what now",
+    ]);
+    assert_eq!(
+        copies_in_last(&api),
+        copies,
+        "the resumed session got the block again"
+    );
+
+    let (code, shown) = world.doctor();
+    assert_eq!(code, Some(0), "{shown}");
 }

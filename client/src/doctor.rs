@@ -213,7 +213,7 @@ pub fn run(socket: &Path, home: &Path, cwd: &Path) -> Vec<Check> {
         }
     };
     checks.extend(hook_checks(home, cwd));
-    checks.extend(codex_feature(home));
+    checks.extend(codex_feature(home, status.as_deref()));
     checks.push(activity_check(status.as_deref()));
     if let Some(status) = &status {
         checks.extend(knowledge_checks(status));
@@ -319,7 +319,7 @@ fn hook_checks(home: &Path, cwd: &Path) -> Vec<Check> {
 
 /// Codex's hooks feature, and its trust, where memd's Codex hooks are
 /// installed.
-fn codex_feature(home: &Path) -> Vec<Check> {
+fn codex_feature(home: &Path, status: Option<&StatusReport>) -> Vec<Check> {
     let hooks = std::fs::read_to_string(home.join(".codex/hooks.json"))
         .ok()
         .and_then(|t| serde_json::from_str::<Value>(&t).ok())
@@ -351,12 +351,54 @@ fn codex_feature(home: &Path) -> Vec<Check> {
             "run `memctl install`",
         )),
     }
-    checks.push(Check::unknown(
-        "codex hook trust",
-        "memd cannot check it (Codex keeps and computes it); until memd's hooks are trusted, Codex skips them without a word",
-        "run `codex` once and choose \"Trust all and continue\" at \"Hooks need review\" (again after a hook command changes)",
-    ));
+    checks.push(codex_trust(home, status));
     checks
+}
+
+/// The newest Codex session (rollout) file's modification time.
+fn newest_codex_session(home: &Path) -> Option<std::time::SystemTime> {
+    let mut newest = None;
+    let mut pending = vec![home.join(".codex/sessions")];
+    while let Some(dir) = pending.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let Ok(meta) = entry.metadata() else { continue };
+            if meta.is_dir() {
+                pending.push(entry.path());
+            } else if let Ok(modified) = meta.modified() {
+                newest = newest.max(Some(modified));
+            }
+        }
+    }
+    newest
+}
+
+/// Whether Codex trusts memd's hooks. Codex keeps the trust and computes
+/// it, so memd judges from the evidence: a Codex session since this memd
+/// started with no Codex hook call heard of means Codex skipped them.
+fn codex_trust(home: &Path, status: Option<&StatusReport>) -> Check {
+    let trust = "run `codex` once and choose \"Trust all and continue\" at \"Hooks need review\" (again after a hook command changes)";
+    let heard = status.is_some_and(|s| s.hooks.iter().any(|c| c.harness == "codex"));
+    if heard {
+        return Check::pass("codex hook trust", "Codex has called memd's hooks");
+    }
+    let started = status.map(|s| {
+        std::time::SystemTime::now() - std::time::Duration::from_secs_f64(s.uptime_secs.max(0.0))
+    });
+    match (newest_codex_session(home), started) {
+        (Some(ran), Some(started)) if ran > started => Check::fail(
+            "codex hook trust",
+            "Codex ran a session since memd started, and none of memd's hooks was called: Codex skips hooks it does not trust",
+            trust,
+        ),
+        _ => Check::unknown(
+            "codex hook trust",
+            "no Codex session since memd started to tell from (Codex keeps the trust; until memd's hooks are trusted it skips them without a word)",
+            trust,
+        ),
+    }
 }
 
 /// Whether the hooks have been heard from, and how their last calls went.
