@@ -14,7 +14,7 @@ mod common;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, Output};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -232,44 +232,6 @@ fn serve(stream: TcpStream, kept: &Mutex<Vec<(String, String)>>, api: Api) {
     }
 }
 
-/// Runs `claude -p PROMPT` (more arguments before it) in `repo`, as the
-/// user of `home`, against `api`; returns its JSON result.
-fn claude(claude: &Path, home: &Path, repo: &Path, api: &FakeModel, args: &[&str]) -> Value {
-    let out = Command::new(claude)
-        .current_dir(repo)
-        .args(["-p", "--output-format", "json"])
-        .args(args)
-        .env("HOME", home)
-        .env("XDG_STATE_HOME", home.join(".local/state"))
-        .env("ANTHROPIC_BASE_URL", &api.url)
-        .env("ANTHROPIC_API_KEY", "sk-test-not-a-key")
-        .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
-        .env("DISABLE_AUTOUPDATER", "1")
-        .env_remove("MEMD_SOCKET")
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "claude failed: {}{}",
-        stdout(&out),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_str(&stdout(&out)).unwrap_or_else(|e| panic!("{e}: {}", stdout(&out)))
-}
-
-/// `memctl ARGS --json` as the user of `home`.
-fn memctl_json(home: &Path, socket: &Path, args: &[&str]) -> Value {
-    let out = Command::new(memctl_path())
-        .args(args)
-        .args(["--json", "--socket"])
-        .arg(socket)
-        .env("HOME", home)
-        .env("XDG_STATE_HOME", home.join(".local/state"))
-        .output()
-        .unwrap();
-    serde_json::from_str(&stdout(&out)).unwrap_or_else(|e| panic!("{e}: {}", stdout(&out)))
-}
-
 /// The gotcha every agent's prompt should get.
 const GOTCHA: &str = "the pool runs dry under load";
 /// The prompt that asks for it.
@@ -308,25 +270,85 @@ impl World {
         let daemon = Daemon::start(&sandbox);
         let home = sandbox.dir.path().join("home");
         std::fs::create_dir_all(&home).unwrap();
-        let install = Command::new(memctl_path())
-            .args(["install", "--no-service", "--socket"])
-            .arg(&daemon.socket)
-            .env("HOME", &home)
-            .env_remove("MEMD_SOCKET")
-            .output()
-            .unwrap();
-        assert!(install.status.success(), "{}", stdout(&install));
-        World {
+        let world = World {
             _sandbox: sandbox,
             daemon,
             repo,
             home,
-        }
+        };
+        let socket = world.daemon.socket.to_str().unwrap().to_string();
+        world.run(
+            &memctl_path(),
+            &["install", "--no-service", "--socket", &socket],
+            &[],
+        );
+        world
     }
 
-    /// `memctl ARGS --json` as the user of the home.
+    /// Runs `program ARGS` in the repository as the user of the scratch
+    /// home, with `env` and without `MEMD_SOCKET` (the hooks must find the
+    /// daemon by themselves); returns its output, whatever its exit code.
+    fn output(&self, program: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
+        Command::new(program)
+            .current_dir(&self.repo)
+            .args(args)
+            .env("HOME", &self.home)
+            .env("XDG_STATE_HOME", self.home.join(".local/state"))
+            .envs(env.iter().copied())
+            .env_remove("MEMD_SOCKET")
+            .env_remove("OPENAI_API_KEY")
+            .output()
+            .unwrap()
+    }
+
+    /// [`World::output`] of a run that must succeed: its stdout.
+    fn run(&self, program: &Path, args: &[&str], env: &[(&str, &str)]) -> String {
+        let out = self.output(program, args, env);
+        assert!(
+            out.status.success(),
+            "{} failed: {}{}",
+            program.display(),
+            stdout(&out),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        stdout(&out)
+    }
+
+    /// `memctl ARGS --json` on the daemon, parsed.
     fn memctl(&self, args: &[&str]) -> Value {
-        memctl_json(&self.home, &self.daemon.socket, args)
+        let socket = self.daemon.socket.to_str().unwrap();
+        let mut all = args.to_vec();
+        all.extend(["--json", "--socket", socket]);
+        let out = self.output(&memctl_path(), &all, &[]);
+        serde_json::from_str(&stdout(&out)).unwrap_or_else(|e| panic!("{e}: {}", stdout(&out)))
+    }
+
+    /// `claude -p --output-format json ARGS` against `api`: its result.
+    fn claude(&self, claude: &Path, api: &FakeModel, args: &[&str]) -> Value {
+        let mut all = vec!["-p", "--output-format", "json"];
+        all.extend_from_slice(args);
+        let out = self.run(
+            claude,
+            &all,
+            &[
+                ("ANTHROPIC_BASE_URL", &api.url),
+                ("ANTHROPIC_API_KEY", "sk-test-not-a-key"),
+                ("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1"),
+                ("DISABLE_AUTOUPDATER", "1"),
+            ],
+        );
+        serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}"))
+    }
+
+    /// `codex exec --json --skip-git-repo-check ARGS` (the home's config
+    /// names the fake provider): its JSON events.
+    fn codex_exec(&self, codex: &Path, args: &[&str]) -> Vec<Value> {
+        let mut all = vec!["exec", "--json", "--skip-git-repo-check"];
+        all.extend_from_slice(args);
+        self.run(codex, &all, &[("FAKE_OPENAI_KEY", "not-a-key")])
+            .lines()
+            .filter_map(|l| serde_json::from_str(l).ok())
+            .collect()
     }
 
     /// What the last call of a hook event came to (panics if there was
@@ -356,14 +378,8 @@ impl World {
 
     /// `memctl doctor`'s exit code and text, from the repository.
     fn doctor(&self) -> (Option<i32>, String) {
-        let out = Command::new(memctl_path())
-            .args(["doctor", "--socket"])
-            .arg(&self.daemon.socket)
-            .current_dir(&self.repo)
-            .env("HOME", &self.home)
-            .env("XDG_STATE_HOME", self.home.join(".local/state"))
-            .output()
-            .unwrap();
+        let socket = self.daemon.socket.to_str().unwrap();
+        let out = self.output(&memctl_path(), &["doctor", "--socket", socket], &[]);
         (out.status.code(), stdout(&out))
     }
 }
@@ -384,7 +400,7 @@ fn claude_code_gets_memds_block_through_its_real_hooks() {
     let api = FakeModel::start(Api::Anthropic);
 
     // A session: the prompt's block reaches the model.
-    let first = claude(&claude_bin, &world.home, &world.repo, &api, &[PROMPT]);
+    let first = world.claude(&claude_bin, &api, &[PROMPT]);
     assert_eq!(first["result"], REPLY, "{first}");
     let session = first["session_id"].as_str().unwrap().to_string();
     let copies = copies_in_last(&api);
@@ -399,10 +415,8 @@ fn claude_code_gets_memds_block_through_its_real_hooks() {
     assert!(world.judged(&session) >= 1);
 
     // The session resumed: the block is in its history, not added again.
-    let resumed = claude(
+    let resumed = world.claude(
         &claude_bin,
-        &world.home,
-        &world.repo,
         &api,
         &[
             "--resume",
@@ -420,31 +434,6 @@ fn claude_code_gets_memds_block_through_its_real_hooks() {
     // And doctor finds every link in place.
     let (code, shown) = world.doctor();
     assert_eq!(code, Some(0), "{shown}");
-}
-
-/// Runs `codex ARGS` in `repo` as the user of `home` (whose config names
-/// the fake model provider); returns its JSON events.
-fn codex(codex: &Path, home: &Path, repo: &Path, args: &[&str]) -> Vec<Value> {
-    let out = Command::new(codex)
-        .current_dir(repo)
-        .args(args)
-        .env("HOME", home)
-        .env("XDG_STATE_HOME", home.join(".local/state"))
-        .env("FAKE_OPENAI_KEY", "not-a-key")
-        .env_remove("MEMD_SOCKET")
-        .env_remove("OPENAI_API_KEY")
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "codex failed: {}{}",
-        stdout(&out),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    stdout(&out)
-        .lines()
-        .filter_map(|l| serde_json::from_str(l).ok())
-        .collect()
 }
 
 #[test]
@@ -466,11 +455,7 @@ fn codex_cli_gets_memds_block_through_its_real_hooks() {
         ),
     )
     .unwrap();
-    let exec = |extra: &[&str]| {
-        let mut args = vec!["exec", "--json", "--skip-git-repo-check"];
-        args.extend_from_slice(extra);
-        codex(&codex_bin, &world.home, &world.repo, &args)
-    };
+    let exec = |args: &[&str]| world.codex_exec(&codex_bin, args);
 
     // Untrusted, Codex skips memd's hooks without a word: no block; doctor
     // tells from the session Codex wrote.

@@ -8,7 +8,10 @@ use std::os::unix::fs::PermissionsExt;
 use std::os::unix::net::UnixStream;
 use std::time::Duration;
 
-use common::{eventually, gotcha, stderr, stdout, title_of, Daemon, Sandbox};
+use common::{
+    eventually, gotcha, json_frame, read_json_frame, read_raw_frame, stderr, stdout, title_of,
+    Daemon, Sandbox,
+};
 use serde_json::Value;
 
 fn wait_title(daemon: &Daemon, id: &str, want: Option<&str>) {
@@ -107,18 +110,7 @@ fn raw_exchange(socket: &std::path::Path, bytes: &[u8]) -> (u8, Vec<u8>) {
         .set_read_timeout(Some(Duration::from_secs(10)))
         .unwrap();
     stream.write_all(bytes).unwrap();
-    let mut header = [0u8; 4];
-    stream.read_exact(&mut header).unwrap();
-    let mut payload = vec![0u8; u32::from_be_bytes(header) as usize];
-    stream.read_exact(&mut payload).unwrap();
-    (payload[0], payload[1..].to_vec())
-}
-
-fn json_frame(body: &str) -> Vec<u8> {
-    let mut frame = ((body.len() + 1) as u32).to_be_bytes().to_vec();
-    frame.push(2);
-    frame.extend_from_slice(body.as_bytes());
-    frame
+    read_raw_frame(&mut stream)
 }
 
 fn error_kind(encoding: u8, body: &[u8]) -> String {
@@ -141,11 +133,7 @@ fn bad_frames_get_typed_errors_and_others_keep_being_served() {
         other
             .write_all(&json_frame(r#"{"version": 1, "request": "ping"}"#))
             .unwrap();
-        let mut header = [0u8; 4];
-        other.read_exact(&mut header).unwrap();
-        let mut payload = vec![0u8; u32::from_be_bytes(header) as usize];
-        other.read_exact(&mut payload).unwrap();
-        let v: Value = serde_json::from_slice(&payload[1..]).unwrap();
+        let v = read_json_frame(&mut other);
         assert!(v["outcome"]["ok"]["pong"].is_object(), "{v}");
     };
     ping_other();
@@ -191,12 +179,9 @@ fn bad_frames_get_typed_errors_and_others_keep_being_served() {
         ),
     ] {
         stream.write_all(&json_frame(request)).unwrap();
-        let mut header = [0u8; 4];
-        stream.read_exact(&mut header).unwrap();
-        let mut payload = vec![0u8; u32::from_be_bytes(header) as usize];
-        stream.read_exact(&mut payload).unwrap();
-        assert_eq!(payload[0], 2, "answered in the request's encoding");
-        let v: Value = serde_json::from_slice(&payload[1..]).unwrap();
+        let (encoding, body) = read_raw_frame(&mut stream);
+        assert_eq!(encoding, 2, "answered in the request's encoding");
+        let v: Value = serde_json::from_slice(&body).unwrap();
         assert!(v["outcome"][want].is_object(), "{request} -> {v}");
     }
 

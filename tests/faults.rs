@@ -12,7 +12,10 @@ use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
-use common::{eventually, gotcha, memctl_path, stderr, stdout, title_of, Daemon, Rng, Sandbox};
+use common::{
+    eventually, gotcha, json_frame, memctl_path, read_json_frame, serve_args, stderr, stdout,
+    title_of, Daemon, Rng, Sandbox,
+};
 use serde_json::Value;
 
 /// The uid the tests act as when they play another user.
@@ -47,35 +50,16 @@ fn chmod(path: &Path, mode: u32) {
     std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();
 }
 
-/// Reads one frame: (encoding byte, JSON body).
-fn read_frame(stream: &mut UnixStream) -> Value {
-    let mut header = [0u8; 4];
-    stream.read_exact(&mut header).unwrap();
-    let mut payload = vec![0u8; u32::from_be_bytes(header) as usize];
-    stream.read_exact(&mut payload).unwrap();
-    assert_eq!(payload[0], 2, "answered as JSON");
-    serde_json::from_slice(&payload[1..]).unwrap()
-}
-
-fn json_frame(body: &str) -> Vec<u8> {
-    let mut frame = ((body.len() + 1) as u32).to_be_bytes().to_vec();
-    frame.push(2);
-    frame.extend_from_slice(body.as_bytes());
-    frame
-}
-
 /// `memd serve` on `socket` with the sandbox's config, data dir and root.
 fn serve_on(sandbox: &Sandbox, socket: &Path) -> std::process::Output {
-    common::memd()
-        .arg("serve")
-        .arg("--config")
-        .arg(sandbox.config())
-        .arg("--data-dir")
-        .arg(sandbox.dir.path().join("data"))
-        .arg("--socket")
-        .arg(socket)
-        .output()
-        .unwrap()
+    serve_args(
+        &mut common::memd(),
+        sandbox,
+        &sandbox.dir.path().join("data"),
+        socket,
+    )
+    .output()
+    .unwrap()
 }
 
 #[test]
@@ -129,14 +113,7 @@ fn memctl_and_the_hook_refuse_a_daemon_run_by_another_user() {
         chown(dir, OTHER_UID);
     }
     let socket = run.join("memd.sock");
-    let mut child = other
-        .arg("serve")
-        .arg("--config")
-        .arg(sandbox.config())
-        .arg("--data-dir")
-        .arg(&data)
-        .arg("--socket")
-        .arg(&socket)
+    let mut child = serve_args(&mut other, &sandbox, &data, &socket)
         .env("HOME", &data)
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
@@ -313,7 +290,7 @@ fn a_fresh_connection_is_served_from_the_reserve() {
     refused
         .set_read_timeout(Some(Duration::from_secs(10)))
         .unwrap();
-    let v = read_frame(&mut refused);
+    let v = read_json_frame(&mut refused);
     assert_eq!(v["outcome"]["error"]["kind"], "busy", "{v}");
     drop(held);
     eventually("the reserve serves again", || {
@@ -527,7 +504,7 @@ fn a_huge_task_is_answered_by_its_start_and_end() {
         .unwrap();
     stream.write_all(&json_frame(&body)).unwrap();
     assert!(daemon.memctl(&["ping"]).status.success());
-    let v = read_frame(&mut stream);
+    let v = read_json_frame(&mut stream);
     let block = v["outcome"]["ok"]["answer"]["block"]
         .as_str()
         .unwrap_or_default();
@@ -571,7 +548,7 @@ fn an_idle_daemon_is_not_woken_by_its_own_reads() {
 /// Sends `body` as a JSON frame and reads the answer, on one connection.
 fn exchange(stream: &mut UnixStream, body: &str) -> Value {
     stream.write_all(&json_frame(body)).unwrap();
-    read_frame(stream)
+    read_json_frame(stream)
 }
 
 /// Under a sustained query load (every query from a new session, each
@@ -804,14 +781,7 @@ fn learning_resumes_once_a_full_disk_has_space_again() {
     let socket = sandbox.dir.path().join("run").join("memd.sock");
     let data = disk.dir.path().join("data");
     let log = std::fs::File::create(sandbox.dir.path().join("memd.log")).unwrap();
-    let mut child = common::memd()
-        .arg("serve")
-        .arg("--config")
-        .arg(sandbox.config())
-        .arg("--data-dir")
-        .arg(&data)
-        .arg("--socket")
-        .arg(&socket)
+    let mut child = serve_args(&mut common::memd(), &sandbox, &data, &socket)
         .arg("--root")
         .arg(sandbox.root())
         .stdout(std::process::Stdio::null())
@@ -960,7 +930,7 @@ fn memory_is_returned_after_large_frames() {
             .set_read_timeout(Some(Duration::from_secs(60)))
             .unwrap();
         stream.write_all(&frame).unwrap();
-        let v = read_frame(&mut stream);
+        let v = read_json_frame(&mut stream);
         assert!(v["outcome"]["ok"].is_object(), "{v}");
     }
     let after = rss_mib(pid);

@@ -38,6 +38,20 @@ fn hook(socket: &std::path::Path, harness: &str, event: &str, input: &str) -> st
     child.wait_with_output().unwrap()
 }
 
+/// Runs Claude Code's hook for `event` with the fixture's input for it.
+fn claude_hook(
+    socket: &std::path::Path,
+    event: &str,
+    repo: &std::path::Path,
+) -> std::process::Output {
+    hook(
+        socket,
+        "claude",
+        event,
+        &fixture("claude-hooks.json", event, repo),
+    )
+}
+
 /// The state directory the hooks of a test keep their calls in.
 fn state_home(socket: &std::path::Path) -> std::path::PathBuf {
     socket.parent().unwrap().join("hook-state")
@@ -342,26 +356,11 @@ fn without_a_daemon_or_with_bad_input_a_hook_stays_silent_and_exits_zero() {
 fn status_shows_what_the_real_hooks_did() {
     let (sandbox, repo) = setup();
     let daemon = Daemon::start(&sandbox);
-    let start = hook(
-        &daemon.socket,
-        "claude",
-        "SessionStart",
-        &fixture("claude-hooks.json", "SessionStart", &repo),
-    );
+    let start = claude_hook(&daemon.socket, "SessionStart", &repo);
     assert_eq!(start.status.code(), Some(0));
-    let prompt = hook(
-        &daemon.socket,
-        "claude",
-        "UserPromptSubmit",
-        &fixture("claude-hooks.json", "UserPromptSubmit", &repo),
-    );
+    let prompt = claude_hook(&daemon.socket, "UserPromptSubmit", &repo);
     let injected = context(&prompt, "UserPromptSubmit").expect("the prompt gets a block");
-    let end = hook(
-        &daemon.socket,
-        "claude",
-        "SessionEnd",
-        &fixture("claude-hooks.json", "SessionEnd", &repo),
-    );
+    let end = claude_hook(&daemon.socket, "SessionEnd", &repo);
     assert_eq!(end.status.code(), Some(0));
     let status = stdout(&daemon.memctl(&["status"]));
     assert!(

@@ -114,12 +114,7 @@ fn fuzzed_frames_never_crash_or_hang_the_daemon() {
     .into_iter()
     .map(|r| encode(Encoding::Postcard, &Request::new(r)).unwrap()[5..].to_vec())
     .collect();
-    let frame = |encoding: u8, body: &[u8]| {
-        let mut f = ((body.len() + 1) as u32).to_be_bytes().to_vec();
-        f.push(encoding);
-        f.extend_from_slice(body);
-        f
-    };
+    let frame = common::frame;
     let mut rng = Rng(0xf022);
     let (mut answered, mut errors, mut closed) = (0, 0, 0);
     for round in 0..3000 {

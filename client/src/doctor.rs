@@ -142,7 +142,7 @@ fn memd_hooks(doc: &Value, harness: &str) -> Vec<(String, String)> {
             .flatten()
             .flat_map(|group| group["hooks"].as_array().into_iter().flatten())
             .filter_map(|h| h["command"].as_str())
-            .filter(|c| c.contains("memctl") && c.contains(&format!("hook {harness} {event}")));
+            .filter(|c| install::is_memd_command(c, harness, event));
         for command in commands {
             found.push((event.to_string(), command.to_string()));
         }
@@ -403,29 +403,20 @@ fn codex_trust(home: &Path, status: Option<&StatusReport>) -> Check {
 
 /// Whether the hooks have been heard from, and how their last calls went.
 fn activity_check(status: Option<&StatusReport>) -> Check {
-    let local = activity::latest(1);
-    let recent_local = local
-        .last()
-        .filter(|c| activity::now() - c.at < 24 * 3600)
-        .cloned();
-    let failures = status.map(|s| s.hook_failures.clone()).unwrap_or_default();
+    let recent_local = activity::latest(1)
+        .pop()
+        .filter(|c| activity::now() - c.at < 24 * 3600);
     if let Some(call) = recent_local {
         return Check::fail(
             "hook activity",
-            format!(
-                "the last hook call memd did not answer: {} {}: {}",
-                call.harness, call.event, call.outcome
-            ),
+            format!("the last hook call memd did not answer: {call}"),
             "see the checks above; `memctl status` lists the calls",
         );
     }
-    if let Some(call) = failures.last() {
+    if let Some(call) = status.and_then(|s| s.hook_failures.last()) {
         return Check::fail(
             "hook activity",
-            format!(
-                "a recent hook call failed: {} {}: {}",
-                call.harness, call.event, call.outcome
-            ),
+            format!("a recent hook call failed: {call}"),
             "see `memctl status`",
         );
     }

@@ -166,13 +166,7 @@ fn ago(at: i64) -> String {
 }
 
 fn hook_line(call: &HookCall) -> String {
-    format!(
-        "{} {}: {}, {}",
-        call.harness,
-        call.event,
-        call.outcome,
-        ago(call.at)
-    )
+    format!("{call}, {}", ago(call.at))
 }
 
 /// The hook calls that found no daemon, kept by the hooks themselves.

@@ -86,18 +86,22 @@ pub fn load_from_store(k: &mut Knowledge, store: &Store, pass: &mut Pass) {
             return;
         };
         let scope = root.scope;
-        let same = std::fs::metadata(&path)
-            .is_ok_and(|m| m.len() == record.size && mtime_ns(&m) == record.mtime_ns);
+        // One `lstat`: a symlink (which may lead out of its root) is decided
+        // afresh by the rescan that follows, as a refusal is: both depend
+        // on the configuration.
+        let same = std::fs::symlink_metadata(&path).is_ok_and(|m| {
+            !m.file_type().is_symlink() && m.len() == record.size && mtime_ns(&m) == record.mtime_ns
+        });
+        if !same || record.hash == REFUSED_HASH {
+            return; // the rescan that follows re-reads or removes it
+        }
         // Read within its timestamp's granularity of its last change, the
         // file may have changed again since without its size or time
         // saying so: its content decides.
         let settled = record.read_at_ns - record.mtime_ns >= TIMESTAMP_GRANULARITY_NS
             || read_regular(&path).is_ok_and(|read| content_hash(&read.bytes) == record.hash);
-        // A refusal, or a symlink (which may lead out of its root), depends
-        // on the configuration: it is decided afresh.
-        let symlink = std::fs::symlink_metadata(&path).is_ok_and(|m| m.file_type().is_symlink());
-        if !same || record.hash == REFUSED_HASH || symlink || !settled {
-            return; // the rescan that follows re-reads or removes it
+        if !settled {
+            return;
         }
         k.files.insert(
             path.clone(),

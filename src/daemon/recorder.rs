@@ -66,11 +66,6 @@ impl Recorder {
         }
     }
 
-    /// Records dropped because the queue was full.
-    pub fn dropped(&self) -> u64 {
-        self.dropped.load(Ordering::Relaxed)
-    }
-
     /// Asks the thread to write what is queued and stop.
     pub fn stop(&self) {
         let _ = self.tx.send(Message::Stop);

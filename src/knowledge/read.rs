@@ -90,8 +90,12 @@ pub fn read_under_root(path: &Path, root: &Path, follow_out: bool) -> Result<Fil
 /// may be a symlink: `~/.claude/memory` kept in a dotfiles repository).
 fn leaves_root(path: &Path, root: &Path) -> std::io::Result<bool> {
     let real = std::fs::canonicalize(path)?;
-    let real_root = std::fs::canonicalize(root)?;
-    Ok(!real.starts_with(real_root))
+    // The root as configured is most often its real path already: then
+    // there is no need to resolve it for every file.
+    if real.starts_with(root) {
+        return Ok(false);
+    }
+    Ok(!real.starts_with(std::fs::canonicalize(root)?))
 }
 
 #[cfg(test)]

@@ -130,6 +130,13 @@ impl HookOutcome {
     }
 }
 
+impl std::fmt::Display for HookCall {
+    /// `harness event: outcome`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} {}: {}", self.harness, self.event, self.outcome)
+    }
+}
+
 impl std::fmt::Display for HookOutcome {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {

@@ -89,6 +89,23 @@ pub fn memctl_path() -> PathBuf {
     path
 }
 
+/// Appends `serve --config CONFIG --data-dir DATA --socket SOCKET` to a
+/// command that runs `memd` (directly, or through `setpriv`).
+pub fn serve_args<'c>(
+    cmd: &'c mut Command,
+    sandbox: &Sandbox,
+    data_dir: &Path,
+    socket: &Path,
+) -> &'c mut Command {
+    cmd.arg("serve")
+        .arg("--config")
+        .arg(sandbox.config())
+        .arg("--data-dir")
+        .arg(data_dir)
+        .arg("--socket")
+        .arg(socket)
+}
+
 /// A running `memd serve` on a sandbox's socket, data dir and root; stopped
 /// with SIGTERM when dropped.
 pub struct Daemon {
@@ -120,13 +137,7 @@ impl Daemon {
             .open(sandbox.dir.path().join("memd.log"))
             .unwrap();
         let mut cmd = memd();
-        cmd.arg("serve")
-            .arg("--config")
-            .arg(sandbox.config())
-            .arg("--data-dir")
-            .arg(&data_dir)
-            .arg("--socket")
-            .arg(&socket)
+        serve_args(&mut cmd, sandbox, &data_dir, &socket)
             .arg("--root")
             .arg(sandbox.root())
             .env("RUST_LOG", "debug")
@@ -284,4 +295,34 @@ pub fn mutate(rng: &mut Rng, input: &[u8]) -> Vec<u8> {
         }
     }
     out
+}
+
+/// A frame: the payload's length, its encoding byte (`1` postcard, `2`
+/// JSON), the body.
+pub fn frame(encoding: u8, body: &[u8]) -> Vec<u8> {
+    let mut frame = ((body.len() + 1) as u32).to_be_bytes().to_vec();
+    frame.push(encoding);
+    frame.extend_from_slice(body);
+    frame
+}
+
+/// A JSON frame.
+pub fn json_frame(body: &str) -> Vec<u8> {
+    frame(2, body.as_bytes())
+}
+
+/// Reads one frame: (encoding byte, body).
+pub fn read_raw_frame(stream: &mut impl std::io::Read) -> (u8, Vec<u8>) {
+    let mut header = [0u8; 4];
+    stream.read_exact(&mut header).unwrap();
+    let mut payload = vec![0u8; u32::from_be_bytes(header) as usize];
+    stream.read_exact(&mut payload).unwrap();
+    (payload[0], payload[1..].to_vec())
+}
+
+/// Reads one frame, which must be JSON, parsed.
+pub fn read_json_frame(stream: &mut impl std::io::Read) -> serde_json::Value {
+    let (encoding, body) = read_raw_frame(stream);
+    assert_eq!(encoding, 2, "answered as JSON");
+    serde_json::from_slice(&body).unwrap()
 }

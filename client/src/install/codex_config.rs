@@ -76,18 +76,28 @@ fn header(line: &str) -> Option<String> {
     Some(inner.chars().filter(|c| !c.is_whitespace()).collect())
 }
 
-/// Turns hooks on in `text`, the current `config.toml` (empty if none),
-/// with the feature named `key`. The other name, set to true, is renamed.
-pub fn enable_hooks(text: &str, key: &str) -> Edit {
-    let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
+/// A line of Codex's config that bears on its hooks feature.
+enum Found<'a> {
+    /// `[features]` opens here.
+    FeaturesTable,
+    /// `features = {...}`: an inline table, which a line edit cannot
+    /// safely change.
+    InlineFeatures,
+    /// `hooks` or `codex_hooks` under `[features]` (or dotted), and its
+    /// value.
+    Setting { feature: &'a str, value: &'a str },
+}
+
+/// The lines of `text` that bear on the hooks feature, in order, with
+/// their indexes.
+fn scan(text: &str) -> Vec<(usize, Found<'_>)> {
+    let mut found = Vec::new();
     // None: the top level, before any table.
     let mut table: Option<String> = None;
-    let mut features_at = None;
-    let mut other_at = None;
-    for (i, line) in lines.iter().enumerate() {
+    for (i, line) in text.lines().enumerate() {
         if let Some(name) = header(line) {
             if name == "features" {
-                features_at = Some(i);
+                found.push((i, Found::FeaturesTable));
             }
             table = Some(name);
             continue;
@@ -98,10 +108,8 @@ pub fn enable_hooks(text: &str, key: &str) -> Edit {
         let feature = match (table.as_deref(), name) {
             (Some("features"), name) => name,
             (None, "features") => {
-                return Edit::Refused(format!(
-                    "`features` is an inline table (line {}): add `{key} = true` to it",
-                    i + 1
-                ))
+                found.push((i, Found::InlineFeatures));
+                continue;
             }
             (None, name) => match name.strip_prefix("features.") {
                 Some(name) => name,
@@ -109,20 +117,38 @@ pub fn enable_hooks(text: &str, key: &str) -> Edit {
             },
             _ => continue,
         };
-        if feature != KEY && feature != LEGACY_KEY {
-            continue;
+        if feature == KEY || feature == LEGACY_KEY {
+            found.push((i, Found::Setting { feature, value }));
         }
-        if value != "true" {
-            return Edit::Refused(format!(
-                "{feature} is set to `{value}` (line {}): set `{key} = true` for memd's hooks to run",
-                i + 1
-            ));
-        }
-        if feature == key {
-            return Edit::Unchanged;
-        }
-        other_at = Some((i, feature.to_string()));
     }
+    found
+}
+
+/// Turns hooks on in `text`, the current `config.toml` (empty if none),
+/// with the feature named `key`. The other name, set to true, is renamed.
+pub fn enable_hooks(text: &str, key: &str) -> Edit {
+    let mut features_at = None;
+    let mut other_at = None;
+    for (i, found) in scan(text) {
+        match found {
+            Found::FeaturesTable => features_at = Some(i),
+            Found::InlineFeatures => {
+                return Edit::Refused(format!(
+                    "`features` is an inline table (line {}): add `{key} = true` to it",
+                    i + 1
+                ))
+            }
+            Found::Setting { feature, value } if value != "true" => {
+                return Edit::Refused(format!(
+                    "{feature} is set to `{value}` (line {}): set `{key} = true` for memd's hooks to run",
+                    i + 1
+                ))
+            }
+            Found::Setting { feature, .. } if feature == key => return Edit::Unchanged,
+            Found::Setting { feature, .. } => other_at = Some((i, feature.to_string())),
+        }
+    }
+    let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
     if let Some((i, other)) = other_at {
         // `codex_hooks = true` under a Codex that calls it `hooks` (or the
         // reverse): the same setting, under the name this Codex reads.
@@ -147,29 +173,13 @@ pub fn enable_hooks(text: &str, key: &str) -> Edit {
 /// either name, to true; `None` when it does not set it (or sets it in a
 /// way memd does not read: an inline table).
 pub fn setting(text: &str) -> Option<bool> {
-    let mut table: Option<String> = None;
-    let mut found = None;
-    for line in text.lines() {
-        if let Some(name) = header(line) {
-            table = Some(name);
-            continue;
-        }
-        let Some((name, value)) = key_value(line) else {
-            continue;
-        };
-        let feature = match (table.as_deref(), name) {
-            (Some("features"), name) => name,
-            (None, name) => match name.strip_prefix("features.") {
-                Some(name) => name,
-                None => continue,
-            },
-            _ => continue,
-        };
-        if feature == KEY || feature == LEGACY_KEY {
-            found = Some(value == "true");
-        }
-    }
-    found
+    scan(text)
+        .into_iter()
+        .rev()
+        .find_map(|(_, found)| match found {
+            Found::Setting { value, .. } => Some(value == "true"),
+            _ => None,
+        })
 }
 
 /// Turns Codex CLI's hooks on in its config, under the name `key`.

@@ -23,10 +23,15 @@ pub fn events(harness: &str) -> &'static [&'static str] {
 }
 
 /// Whether a hook command is memd's for this harness and event.
+pub fn is_memd_command(command: &str, harness: &str, event: &str) -> bool {
+    command.contains("memctl") && command.contains(&format!("hook {harness} {event}"))
+}
+
+/// Whether a hook entry is memd's for this harness and event.
 fn is_ours(hook: &Value, harness: &str, event: &str) -> bool {
     hook["command"]
         .as_str()
-        .is_some_and(|c| c.contains("memctl") && c.contains(&format!("hook {harness} {event}")))
+        .is_some_and(|c| is_memd_command(c, harness, event))
 }
 
 /// `word` as one word for the shell the harness runs hook commands with:

@@ -169,6 +169,11 @@ pub fn hook_events(harness: &str) -> &'static [&'static str] {
     hooks::events(harness)
 }
 
+/// Whether a hook command is memd's for this harness and event.
+pub fn is_memd_command(command: &str, harness: &str, event: &str) -> bool {
+    hooks::is_memd_command(command, harness, event)
+}
+
 /// `word` quoted for the shell hook commands run in.
 pub fn shell_word(word: &str) -> String {
     hooks::shell_word(word)
