@@ -128,6 +128,26 @@ impl Default for EvaluatorSettings {
     }
 }
 
+/// The semantic tier (`[semantic]`).
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct SemanticSettings {
+    /// On by default; off, similarity is lexical only.
+    pub enabled: bool,
+    /// A model2vec model's directory (`tokenizer.json`,
+    /// `model.safetensors`); none: the model built into memd.
+    pub model: Option<PathBuf>,
+}
+
+impl Default for SemanticSettings {
+    fn default() -> Self {
+        SemanticSettings {
+            enabled: true,
+            model: None,
+        }
+    }
+}
+
 #[derive(Debug, Default, Deserialize)]
 #[serde(default)]
 struct RawConfig {
@@ -137,6 +157,7 @@ struct RawConfig {
     roles: BTreeMap<String, Role>,
     daemon: DaemonSettings,
     evaluator: EvaluatorSettings,
+    semantic: SemanticSettings,
 }
 
 /// The loaded configuration, paths resolved.
@@ -156,6 +177,8 @@ pub struct Config {
     pub daemon: DaemonSettings,
     /// The evaluator's judge.
     pub evaluator: EvaluatorSettings,
+    /// The semantic tier.
+    pub semantic: SemanticSettings,
 }
 
 /// Where to look for things, from flags (and then the environment).
@@ -260,7 +283,28 @@ impl Config {
             roles,
             daemon: raw.daemon,
             evaluator: raw.evaluator,
+            semantic: SemanticSettings {
+                model: raw
+                    .semantic
+                    .model
+                    .map(|m| resolve(&m.to_string_lossy(), &base)),
+                ..raw.semantic
+            },
         })
+    }
+
+    /// The semantic tier's model as configured: `None` when the tier is off.
+    pub fn semantic_model(
+        &self,
+    ) -> Result<Option<std::sync::Arc<crate::semantic::Model>>, crate::semantic::ModelError> {
+        if !self.semantic.enabled {
+            return Ok(None);
+        }
+        let model = match &self.semantic.model {
+            Some(dir) => crate::semantic::Model::load(dir)?,
+            None => crate::semantic::Model::built_in()?,
+        };
+        Ok(Some(std::sync::Arc::new(model)))
     }
 
     /// The role config of an agent, if any.

@@ -6,6 +6,8 @@
 //!   compiled; the only module without the `daemon` feature).
 //! - [`knowledge`]: knowledge files, parsed with positions, every item kind.
 //! - [`text`]: tokenising and the incremental BM25F index.
+//! - [`semantic`]: the static embedding model, item vectors, and their
+//!   fusion with the lexical similarity.
 //! - [`scoring`]: the five pure scoring policies, one per seed document.
 //! - [`engine`]: the in-memory knowledge base, selection per kind.
 //! - [`render`]: the injection block in the seeds' formats, within budget.
@@ -33,6 +35,8 @@ pub mod knowledge;
 pub mod render;
 #[cfg(feature = "daemon")]
 pub mod scoring;
+#[cfg(feature = "daemon")]
+pub mod semantic;
 #[cfg(feature = "daemon")]
 pub mod store;
 #[cfg(feature = "daemon")]

@@ -132,6 +132,7 @@ fn query(mut parser: lexopt::Parser) -> Result<ExitCode> {
     }
     let config = Config::load(&paths)?;
     let mut engine = Engine::new(&config);
+    engine.set_model(config.semantic_model()?);
     engine.load_roots(&config.roots);
     for d in engine.diagnostics() {
         eprintln!("memd: warning: {d}");

@@ -53,11 +53,15 @@ const CONTEXTS: Table = TableDefinition::new("contexts");
 /// Every judgement applied, per item in order (`item`, separator, a
 /// zero-padded sequence number): what `evaluate --force` replays.
 const JOURNAL: Table = TableDefinition::new("journal");
+/// The semantic tier's vectors of each file's items (by path, beside its
+/// record), so a restart does not embed again.
+const VECTORS: Table = TableDefinition::new("vectors");
 /// The next journal sequence number, in `META`.
 const JOURNAL_NEXT: &str = "journal_next";
-const ALL_TABLES: [Table; 10] = [
+const ALL_TABLES: [Table; 11] = [
     META,
     FILES,
+    VECTORS,
     PROJECTS,
     TAG_RELEVANCE,
     APPLICATIONS,
@@ -288,6 +292,18 @@ pub struct FileRecord {
     pub errors: Vec<Diagnostic>,
 }
 
+/// The vectors a model gave a file's items, in item order, stored beside
+/// its record: used only for the same content and the same model.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FileVectors {
+    /// The model's id ([`crate::semantic::Model::id`]).
+    pub model: u64,
+    /// The content hash of the file they were made from.
+    pub hash: u64,
+    /// One per item (`None`: no word of it is known to the model).
+    pub vectors: Vec<Option<crate::semantic::Vector>>,
+}
+
 /// The stored files that decode, and the paths of those that do not.
 pub type StoredFiles = (Vec<(PathBuf, FileRecord)>, Vec<PathBuf>);
 
@@ -341,6 +357,24 @@ pub struct Store {
     path: PathBuf,
     /// `None` after an I/O error, until it can be reopened.
     db: RwLock<Option<Database>>,
+}
+
+/// Closing a database commits redb's allocator state, which panics on some
+/// corrupt files: the close is caught like every other operation, so memd
+/// still exits cleanly (the next start sets the file aside).
+impl Drop for Store {
+    fn drop(&mut self) {
+        let db = match self.db.get_mut() {
+            Ok(db) => db.take(),
+            Err(poisoned) => poisoned.into_inner().take(),
+        };
+        if catch_unwind(AssertUnwindSafe(move || drop(db))).is_err() {
+            tracing::error!(
+                "redb panicked closing {}: the file is corrupt",
+                self.path.display()
+            );
+        }
+    }
 }
 
 /// What opening found.
@@ -574,6 +608,7 @@ impl Store {
             }
             txn.delete_table(FILES)?;
             txn.open_table(FILES)?;
+            txn.delete_table(VECTORS)?;
             let mut meta = txn.open_table(META)?;
             let next = meta.get(JOURNAL_NEXT)?.map(|v| v.value().to_vec());
             if let Some(next) = next {
@@ -595,7 +630,7 @@ impl Store {
         self.run(|db| {
             let txn = db.begin_read()?;
             let mut failed = 0;
-            for def in std::iter::once(FILES).chain(KEPT_TABLES) {
+            for def in [FILES, VECTORS].into_iter().chain(KEPT_TABLES) {
                 let table = match txn.open_table(def) {
                     Ok(t) => t,
                     Err(redb::TableError::TableDoesNotExist(_)) => continue,
@@ -827,17 +862,30 @@ impl Store {
     /// re-parsed.
     pub fn visit_files(
         &self,
-        mut visit: impl FnMut(PathBuf, FileRecord),
+        mut visit: impl FnMut(PathBuf, FileRecord, Option<FileVectors>),
     ) -> Result<Vec<PathBuf>, StoreError> {
         self.run(|db| {
             let txn = db.begin_read()?;
             let table = txn.open_table(FILES)?;
+            let vectors = match txn.open_table(VECTORS) {
+                Ok(t) => Some(t),
+                Err(redb::TableError::TableDoesNotExist(_)) => None,
+                Err(e) => return Err(e.into()),
+            };
             let mut bad = Vec::new();
             for entry in table.iter()? {
                 let (key, value) = entry?;
                 let path = PathBuf::from(key.value());
                 match open::<FileRecord>(key.value(), value.value()) {
-                    Some(record) => visit(path, record),
+                    Some(record) => {
+                        let stored = match &vectors {
+                            Some(t) => t
+                                .get(key.value())?
+                                .and_then(|v| open::<FileVectors>(key.value(), v.value())),
+                            None => None,
+                        };
+                        visit(path, record, stored)
+                    }
                     None => bad.push(path),
                 }
             }
@@ -848,14 +896,15 @@ impl Store {
     /// Every stored file that decodes, and the paths of those that do not.
     pub fn files(&self) -> Result<StoredFiles, StoreError> {
         let mut good = Vec::new();
-        let bad = self.visit_files(|path, record| good.push((path, record)))?;
+        let bad = self.visit_files(|path, record, _| good.push((path, record)))?;
         Ok((good, bad))
     }
 
-    /// Writes and removes file records in one transaction.
+    /// Writes and removes file records, with their items' vectors (none:
+    /// any stored ones go), in one transaction.
     pub fn update_files(
         &self,
-        put: &[(&Path, &FileRecord)],
+        put: &[(&Path, &FileRecord, Option<&FileVectors>)],
         remove: &[&Path],
     ) -> Result<(), StoreError> {
         if put.is_empty() && remove.is_empty() {
@@ -865,13 +914,23 @@ impl Store {
             let txn = db.begin_write()?;
             {
                 let mut table = txn.open_table(FILES)?;
+                let mut vectors = txn.open_table(VECTORS)?;
                 // Removals first: a path both dropped and re-read is kept.
                 for path in remove {
                     table.remove(path.to_string_lossy().as_ref())?;
+                    vectors.remove(path.to_string_lossy().as_ref())?;
                 }
-                for (path, record) in put {
+                for (path, record, stored) in put {
                     let key = path.to_string_lossy();
                     table.insert(key.as_ref(), seal(&key, *record)?.as_slice())?;
+                    match stored {
+                        Some(v) => {
+                            vectors.insert(key.as_ref(), seal(&key, *v)?.as_slice())?;
+                        }
+                        None => {
+                            vectors.remove(key.as_ref())?;
+                        }
+                    }
                 }
             }
             txn.commit()?;
@@ -1085,7 +1144,7 @@ mod tests {
             let (store, report) = Store::open(&path).unwrap();
             assert!(report.rebuilt.is_none());
             store
-                .update_files(&[(Path::new("/k/g.yaml"), &record())], &[])
+                .update_files(&[(Path::new("/k/g.yaml"), &record(), None)], &[])
                 .unwrap();
             store.add_project(Path::new("/src/app")).unwrap();
         }
@@ -1118,7 +1177,7 @@ mod tests {
         {
             let (store, _) = Store::open(&path).unwrap();
             store
-                .update_files(&[(Path::new("/k/g.yaml"), &record())], &[])
+                .update_files(&[(Path::new("/k/g.yaml"), &record(), None)], &[])
                 .unwrap();
             store
                 .run(|db| {
@@ -1164,7 +1223,7 @@ mod tests {
         {
             let (store, _) = Store::open(&path).unwrap();
             store
-                .update_files(&[(Path::new("/k/g.yaml"), &record())], &[])
+                .update_files(&[(Path::new("/k/g.yaml"), &record(), None)], &[])
                 .unwrap();
             let audit = SessionAudit {
                 shown: vec!["SESSION-ITEM-1".into()],

@@ -70,7 +70,9 @@ fn setup() -> (Sandbox, std::path::PathBuf) {
     );
     sandbox.write(
         "patterns.yaml",
-        "patterns:\n  - id: P-14\n    name: Webhook Queue with Idempotency\n    problem: Duplicate webhook deliveries charge customers twice\n    solution: Store the event id with a unique constraint before acknowledging\n    roles: [backend-engineer]\n    confidence: high\n    times_applied: 4\n",
+        // P-14 needs the prompt; P-ROLE qualifies on role and history alone,
+        // so it comes at session start and never on a prompt.
+        "patterns:\n  - id: P-14\n    name: Webhook Queue with Idempotency\n    problem: Duplicate webhook deliveries charge customers twice\n    solution: Store the event id with a unique constraint before acknowledging\n    confidence: high\n    times_applied: 4\n  - id: P-ROLE\n    name: Structured Logs Carry the Request Id\n    problem: Log lines cannot be tied to one request\n    solution: Put the request id in every log line\n    roles: [backend-engineer]\n    confidence: high\n    times_applied: 4\n",
     );
     let repo = sandbox.dir.path().join("payflow-api");
     std::fs::create_dir_all(repo.join(".git")).unwrap();
@@ -134,7 +136,14 @@ fn claude_code_session_from_start_to_end() {
     let start = context(&start, "SessionStart").expect("experience and pinned items at start");
     assert!(start.contains("## Your Past Experience"), "{start}");
     assert!(start.contains("## Pinned Lessons"), "{start}");
-    assert!(!start.contains("P-14"), "patterns wait for a prompt");
+    assert!(
+        !start.contains("P-14"),
+        "a pattern about a task waits for it"
+    );
+    assert!(
+        start.contains("P-ROLE"),
+        "role-only items come at start: {start}"
+    );
 
     let prompt = fixture("claude-hooks.json", "UserPromptSubmit", &repo);
     let first = context(
@@ -143,6 +152,10 @@ fn claude_code_session_from_start_to_end() {
     )
     .expect("relevant items for the prompt");
     assert!(first.contains("P-14"), "{first}");
+    assert!(
+        !first.contains("P-ROLE"),
+        "a prompt shows only what it is about"
+    );
     assert!(
         !first.contains("Your Past Experience"),
         "already shown at start"
@@ -415,4 +428,52 @@ fn a_daemon_that_never_answers_costs_the_hook_its_budget_only() {
         "{waited:?}"
     );
     hold.join().unwrap();
+}
+
+/// On a prompt, only what the prompt is about: a pattern that qualifies on
+/// role and history alone (task 0) is left to session start, while
+/// `memctl query` keeps seed 000's rubric and shows it.
+#[test]
+fn a_prompt_injects_only_what_it_is_about() {
+    let (sandbox, repo) = setup();
+    let daemon = Daemon::start(&sandbox);
+    let task =
+        "Stripe retries our webhooks and we charge customers twice. Implement webhook idempotency.";
+    let input = serde_json::json!({
+        "session_id": "gate-1",
+        "cwd": repo,
+        "hook_event_name": "UserPromptSubmit",
+        "agent_type": "backend-engineer",
+        "prompt": task,
+    });
+    let block = context(
+        &hook(
+            &daemon.socket,
+            "claude",
+            "UserPromptSubmit",
+            &input.to_string(),
+        ),
+        "UserPromptSubmit",
+    )
+    .expect("the prompt's pattern");
+    assert!(block.contains("P-14"), "{block}");
+    assert!(!block.contains("P-ROLE"), "{block}");
+    assert!(!block.contains("Missing Zod validation"), "{block}");
+
+    let answer = daemon.json(&[
+        "query",
+        "--task",
+        task,
+        "--agent",
+        "backend-engineer",
+        "--cwd",
+        repo.to_str().unwrap(),
+    ]);
+    let ids: Vec<&str> = answer["ok"]["answer"]["items"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{answer}"))
+        .iter()
+        .map(|i| i["id"].as_str().unwrap())
+        .collect();
+    assert!(ids.contains(&"P-14") && ids.contains(&"P-ROLE"), "{ids:?}");
 }

@@ -148,7 +148,19 @@ pub fn run(
     };
     let request = match event.as_str() {
         "SessionStart" => {
-            let mut start = query(String::new(), vec![Kind::Experience, Kind::Lesson]);
+            // What qualifies without a task (experience, pinned lessons,
+            // patterns and gotchas on role, history and recency) comes
+            // here, once; each prompt then needs a task match.
+            let mut start = query(
+                String::new(),
+                vec![
+                    Kind::Experience,
+                    Kind::Lesson,
+                    Kind::Pattern,
+                    Kind::AntiPattern,
+                    Kind::Gotcha,
+                ],
+            );
             // After a compaction the agent's context no longer holds what
             // memd injected: ask without the session, so what it was shown
             // is not held back (it is in the session's audit already).
@@ -162,7 +174,10 @@ pub fn run(
             if trivial(&prompt) {
                 return None;
             }
-            RequestBody::Query(query(prompt, Vec::new()))
+            RequestBody::Query(Query {
+                task_match: true,
+                ..query(prompt, Vec::new())
+            })
         }
         "SessionEnd" | "Stop" => RequestBody::SessionEnd {
             session_id: session?,

@@ -14,7 +14,7 @@ use crate::knowledge::read::{read_regular, read_under_root, ReadError};
 use crate::knowledge::scan::{is_knowledge_path, knowledge_files};
 use crate::knowledge::{parse_file, FileKind, FileLoad};
 use crate::protocol::ReindexReport;
-use crate::store::{FileRecord, Store};
+use crate::store::{FileRecord, FileVectors, Store};
 
 use super::state::{FileMeta, Knowledge};
 
@@ -25,7 +25,7 @@ pub struct Pass {
     parsed: u64,
     from_store: u64,
     removed: u64,
-    put: Vec<(PathBuf, FileRecord)>,
+    put: Vec<(PathBuf, FileRecord, Option<FileVectors>)>,
     remove: Vec<PathBuf>,
 }
 
@@ -45,8 +45,11 @@ impl Pass {
 
     /// Writes the pass's changes to the store and reports it.
     pub fn finish(self, store: &Store) -> ReindexReport {
-        let put: Vec<(&Path, &FileRecord)> =
-            self.put.iter().map(|(p, r)| (p.as_path(), r)).collect();
+        let put: Vec<(&Path, &FileRecord, Option<&FileVectors>)> = self
+            .put
+            .iter()
+            .map(|(p, r, v)| (p.as_path(), r, v.as_ref()))
+            .collect();
         let remove: Vec<&Path> = self.remove.iter().map(PathBuf::as_path).collect();
         if let Err(err) = store.update_files(&put, &remove) {
             tracing::error!("could not write to the store: {err}");
@@ -77,10 +80,12 @@ fn mtime_ns(meta: &std::fs::Metadata) -> i128 {
 }
 
 /// Loads what the store holds, trusting a record whose file still has the
-/// same size and modification time, and re-parsing the rest.
+/// same size and modification time (and, with the semantic tier on, whose
+/// stored vectors are the current model's), and re-parsing the rest.
 pub fn load_from_store(k: &mut Knowledge, store: &Store, pass: &mut Pass) {
     let mut orphans = Vec::new();
-    let visited = store.visit_files(|path, record| {
+    let model = k.engine.semantic().map(|s| s.model().id());
+    let visited = store.visit_files(|path, record, stored| {
         let Some(root) = k.root_of(&path) else {
             orphans.push(path);
             return;
@@ -95,6 +100,21 @@ pub fn load_from_store(k: &mut Knowledge, store: &Store, pass: &mut Pass) {
         if !same || record.hash == REFUSED_HASH {
             return; // the rescan that follows re-reads or removes it
         }
+        // With the tier on, the vectors must be this model's, for this
+        // content: else the file is read and embedded again.
+        let vectors = match model {
+            None => None,
+            Some(model) => match stored {
+                Some(v)
+                    if v.model == model
+                        && v.hash == record.hash
+                        && v.vectors.len() == record.items.len() =>
+                {
+                    Some(v.vectors)
+                }
+                _ => return,
+            },
+        };
         // Read within its timestamp's granularity of its last change, the
         // file may have changed again since without its size or time
         // saying so: its content decides.
@@ -127,7 +147,7 @@ pub fn load_from_store(k: &mut Knowledge, store: &Store, pass: &mut Pass) {
             items,
             errors,
         };
-        k.engine.apply_scoped(load, scope);
+        k.engine.apply_embedded(load, scope, vectors);
         pass.from_store += 1;
     });
     match visited {
@@ -289,6 +309,11 @@ fn sync_file(k: &mut Knowledge, path: &Path, pass: &mut Pass, verify: bool) {
         ),
         _ => (load.kind.clone(), load.items.clone()),
     };
+    let vectors = k.engine.embed_items(&items).map(|vectors| FileVectors {
+        model: k.engine.semantic().map_or(0, |s| s.model().id()),
+        hash: file_meta.hash,
+        vectors,
+    });
     let record = FileRecord {
         size: file_meta.size,
         mtime_ns: file_meta.mtime_ns,
@@ -302,9 +327,13 @@ fn sync_file(k: &mut Knowledge, path: &Path, pass: &mut Pass, verify: bool) {
     if matches!(load.kind, FileKind::Ignored(_)) {
         tracing::debug!("{}: not a knowledge file", path.display());
     }
-    k.engine.apply_scoped(load, scope);
+    let fresh = vectors
+        .as_ref()
+        .filter(|_| !load.failed())
+        .map(|v| v.vectors.clone());
+    k.engine.apply_embedded(load, scope, fresh);
     k.files.insert(path.to_path_buf(), file_meta);
-    pass.put.push((path.to_path_buf(), record));
+    pass.put.push((path.to_path_buf(), record, vectors));
     pass.parsed += 1;
 }
 

@@ -218,8 +218,24 @@ fn take_lock(socket: &Path) -> Result<File, DaemonError> {
 
 /// Loads the knowledge: the store first, then a rescan for what changed.
 fn start_up(config: &Config, store: &Store) -> Knowledge {
+    let mut engine = Engine::new(config);
+    match config.semantic_model() {
+        Ok(model) => {
+            if let Some(model) = &model {
+                tracing::info!(
+                    "semantic tier: model {} ({} dimensions)",
+                    model.name(),
+                    model.dims()
+                );
+            }
+            engine.set_model(model);
+        }
+        Err(err) => {
+            tracing::error!("the semantic model cannot be loaded, matching is lexical only: {err}")
+        }
+    }
     let mut k = Knowledge {
-        engine: Engine::new(config),
+        engine,
         follow_symlinks_out_of_roots: config.daemon.follow_symlinks_out_of_roots,
         ..Knowledge::default()
     };

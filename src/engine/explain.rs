@@ -7,13 +7,13 @@ use crate::knowledge::item::Confidence;
 use crate::knowledge::Body;
 use crate::protocol::{Explanation, Query};
 use crate::scoring::lesson::{self, MIN_TASK_SIMILARITY};
-use crate::scoring::rubric::{self, match_gotcha, score_anti_pattern, score_pattern};
+use crate::scoring::rubric::{self, score_anti_pattern, score_pattern};
 use crate::scoring::tag_relevance::{self, verdict, TagVerdict};
 use crate::scoring::{exemplar, learning, observation};
 use crate::time::{format_instant, SECS_PER_DAY, SECS_PER_HOUR};
 
 use super::features::Features;
-use super::select::{drafting, QueryFacts};
+use super::select::{drafting, gotcha_match, QueryFacts};
 use super::{query_now, Engine, QueryError};
 
 const CUTOFFS: &str = "cut-offs: >= 0.55 for 3, >= 0.30 for 2, >= 0.12 for 1";
@@ -57,7 +57,8 @@ pub(super) fn explain(
     let answer = engine.query_excluding(query, exclude)?;
     let shown = answer.items.iter().find(|i| i.id == id);
     let facts = QueryFacts::new(engine, query, now, exclude);
-    let sim = f64::from(engine.index.similarities(&query.task).get(live.doc));
+    let sims = engine.similarities(&query.task);
+    let sim = f64::from(sims.get(live.doc));
     let item = &live.item;
     let mut reasons = Vec::new();
     let mut dims = BTreeMap::new();
@@ -65,6 +66,19 @@ pub(super) fn explain(
     let mut put = |k: &str, v: f64| {
         dims.insert(k.to_string(), v);
     };
+    if let (Some((lexical, cosine)), Some(semantic)) = (sims.parts(live.doc), engine.semantic()) {
+        put("lexical", f64::from(lexical));
+        put("cosine", f64::from(cosine));
+        let f = semantic.fusion();
+        reasons.push(format!(
+            "similarity {sim:.2} = {} x lexical {lexical:.2} + {} x meaning {:.2} (cosine {cosine:.2} with model {}, above {} rescaled to 0..1)",
+            f.lexical,
+            f.semantic,
+            f.semantic_part(cosine),
+            semantic.model().name(),
+            f.floor,
+        ));
+    }
     if exclude.contains(id) {
         reasons.push("already shown in this session: not shown again".to_string());
     }
@@ -159,12 +173,13 @@ pub(super) fn explain(
             ));
         }
         Body::Gotcha(g) => {
-            let m = match_gotcha(g.category.as_deref(), &facts.rubric);
+            let m = gotcha_match(g.category.as_deref(), sim, &facts);
             put("domain", f64::from(u8::from(m.domain)));
             put("task_keyword", f64::from(u8::from(m.task_keyword)));
+            put("similarity", sim);
             score = Some(f64::from(m.total()));
             reasons.push(format!(
-                "category {}: {} the agent's domain ({}), {} a word of the task (shown when either; at most 3)",
+                "category {}: {} the agent's domain ({}); the task {} about it (a word of the task is its category, or similarity {sim:.2} >= 0.12) (shown when either; at most 3)",
                 one(g.category.as_ref()),
                 if m.domain { "is" } else { "is not" },
                 list(&facts.rubric.domains),

@@ -27,7 +27,8 @@ use crate::config::{Config, Role};
 use crate::knowledge::scan::knowledge_files;
 use crate::knowledge::{load_file, Body, Diagnostic, FileKind, FileLoad, Item};
 use crate::protocol::{Answer, Explanation, Kind, Query, SearchHit};
-use crate::text::{DocId, Field, TextIndex};
+use crate::semantic::{Model, Semantic, Vector};
+use crate::text::{DocId, Field, Similarities, TextIndex};
 
 pub use learned::{context_key, Application, Applications, Judgement, Learned, Pin, PinChange};
 
@@ -118,6 +119,8 @@ pub struct Engine {
     /// The slot of each live text-index document (`u32::MAX`: none).
     doc_slots: Vec<u32>,
     pub(crate) index: TextIndex,
+    /// The semantic tier, when a model is loaded.
+    semantic: Option<Semantic>,
     learned: Learned,
     pub(crate) roles: BTreeMap<String, Role>,
 }
@@ -140,9 +143,59 @@ impl Engine {
         }
     }
 
+    /// Turns the semantic tier on with `model` (every live item is
+    /// embedded), or off with `None`.
+    pub fn set_model(&mut self, model: Option<Arc<Model>>) {
+        self.semantic = model.map(Semantic::new);
+        if let Some(semantic) = &mut self.semantic {
+            for live in self.slots.iter().flatten() {
+                let vector = semantic.model().embed(&embedded_text(&live.item));
+                semantic.set(live.doc, vector.as_ref());
+            }
+        }
+    }
+
+    /// The semantic tier, when on.
+    pub fn semantic(&self) -> Option<&Semantic> {
+        self.semantic.as_ref()
+    }
+
+    /// The semantic tier, to fuse differently (the relevance benchmark).
+    pub fn semantic_mut(&mut self) -> Option<&mut Semantic> {
+        self.semantic.as_mut()
+    }
+
+    /// The vectors of `items` by the loaded model (`None` when the tier is
+    /// off): what [`Engine::apply_embedded`] takes back, to store them.
+    pub fn embed_items<'a>(
+        &self,
+        items: impl IntoIterator<Item = &'a Item>,
+    ) -> Option<Vec<Option<Vector>>> {
+        let semantic = self.semantic.as_ref()?;
+        Some(
+            items
+                .into_iter()
+                .map(|item| semantic.model().embed(&embedded_text(item)))
+                .collect(),
+        )
+    }
+
+    /// The similarity of every document to `text`: lexical, fused with the
+    /// cosine when the semantic tier is on.
+    pub(crate) fn similarities(&self, text: &str) -> Similarities {
+        let lexical = self.index.similarities(text);
+        match &self.semantic {
+            Some(semantic) => semantic.fuse(text, lexical),
+            None => lexical,
+        }
+    }
+
     /// Releases spare capacity after a bulk load.
     pub fn shrink_to_fit(&mut self) {
         self.index.shrink_to_fit();
+        if let Some(semantic) = &mut self.semantic {
+            semantic.shrink_to_fit();
+        }
         self.slots.shrink_to_fit();
         self.doc_slots.shrink_to_fit();
         self.ids.shrink_to_fit();
@@ -192,6 +245,18 @@ impl Engine {
     /// Applies a file's new contents. A file that failed to parse keeps its
     /// last good items live and reports the error.
     pub fn apply_scoped(&mut self, load: FileLoad, scope: ScopeId) {
+        self.apply_embedded(load, scope, None);
+    }
+
+    /// [`Engine::apply_scoped`] with its items' vectors already made (by
+    /// [`Engine::embed_items`], now or before a restart), in item order;
+    /// items without one are embedded.
+    pub fn apply_embedded(
+        &mut self,
+        load: FileLoad,
+        scope: ScopeId,
+        vectors: Option<Vec<Option<Vector>>>,
+    ) {
         let path = load.path.clone();
         if load.failed() {
             if let Some(state) = self.files.get_mut(&path) {
@@ -204,8 +269,12 @@ impl Engine {
         }
         self.release_file(&path);
         let items: Vec<Arc<Item>> = load.items.into_iter().map(Arc::new).collect();
+        let mut vectors = vectors
+            .filter(|v| v.len() == items.len())
+            .map(Vec::into_iter);
         for (i, item) in items.iter().enumerate() {
-            self.claim(item, &path, i, scope);
+            let vector = vectors.as_mut().map(|v| v.next().flatten());
+            self.claim(item, &path, i, scope, vector);
         }
         self.files.insert(
             path,
@@ -236,7 +305,16 @@ impl Engine {
         }
     }
 
-    fn claim(&mut self, item: &Arc<Item>, path: &Arc<Path>, index: usize, scope: ScopeId) {
+    /// Makes `item` live unless its id is taken; `vector` is its embedding
+    /// when already made (`Some(None)`: it has none).
+    fn claim(
+        &mut self,
+        item: &Arc<Item>,
+        path: &Arc<Path>,
+        index: usize,
+        scope: ScopeId,
+        vector: Option<Option<Vector>>,
+    ) {
         let key = (scope, item.id.clone());
         if let Some(entry) = self.ids.get_mut(&key) {
             entry
@@ -245,7 +323,7 @@ impl Engine {
                 .push((path.clone(), index));
             return;
         }
-        let slot = self.make_live(item.clone(), scope);
+        let slot = self.make_live(item.clone(), scope, vector);
         self.ids.insert(
             key,
             IdEntry {
@@ -276,6 +354,9 @@ impl Engine {
             let fields = text_fields(&live.item);
             self.index.remove(live.doc, &borrow_fields(&fields));
             self.doc_slots[live.doc as usize] = u32::MAX;
+            if let Some(semantic) = &mut self.semantic {
+                semantic.set(live.doc, None);
+            }
         }
         self.free.push(slot);
         let next_item = next
@@ -283,7 +364,7 @@ impl Engine {
             .and_then(|(p, i)| self.files.get(p).and_then(|f| f.items.get(*i)).cloned());
         match next_item {
             Some(item) => {
-                let slot = self.make_live(item, scope);
+                let slot = self.make_live(item, scope, None);
                 if let (Some(entry), Some(next)) = (self.ids.get_mut(&key), next) {
                     entry.slot = slot;
                     entry.owner = next;
@@ -295,9 +376,18 @@ impl Engine {
         }
     }
 
-    fn make_live(&mut self, item: Arc<Item>, scope: ScopeId) -> u32 {
+    fn make_live(
+        &mut self,
+        item: Arc<Item>,
+        scope: ScopeId,
+        vector: Option<Option<Vector>>,
+    ) -> u32 {
         let fields = text_fields(&item);
         let doc = self.index.add(&borrow_fields(&fields));
+        if let Some(semantic) = &mut self.semantic {
+            let vector = vector.unwrap_or_else(|| semantic.model().embed(&embedded_text(&item)));
+            semantic.set(doc, vector.as_ref());
+        }
         let features = features::Features::of(&item, &self.index);
         let kind = item.kind();
         let live = Live {
@@ -484,7 +574,7 @@ impl Engine {
     /// Items whose text matches `text`, best first, as a query in `scope`
     /// sees them.
     pub fn search(&self, text: &str, limit: usize, scope: ScopeId) -> Vec<SearchHit> {
-        let sims = self.index.similarities(&crate::text::considered(text));
+        let sims = self.similarities(&crate::text::considered(text));
         let mut hits: Vec<(f32, &Live)> = sims
             .matched()
             .iter()
@@ -611,6 +701,21 @@ fn text_fields(item: &Item) -> Vec<(Field, Cow<'_, str>)> {
             (Field::Keywords, join(&[tags, s.source.as_slice()])),
         ],
     }
+}
+
+/// The text of an item that is embedded: every field but code, which says
+/// little about meaning.
+fn embedded_text(item: &Item) -> String {
+    let mut text = String::new();
+    for (field, part) in text_fields(item) {
+        if field != Field::Body && !part.is_empty() {
+            if !text.is_empty() {
+                text.push_str(". ");
+            }
+            text.push_str(&part);
+        }
+    }
+    text
 }
 
 fn borrow_fields<'a>(fields: &'a [(Field, Cow<'_, str>)]) -> Vec<(Field, &'a str)> {

@@ -145,6 +145,10 @@ pub struct Query {
     /// The instant to score against (RFC 3339); only for reproducible tests
     /// and benchmarks. Absent means the current time.
     pub now: Option<String>,
+    /// Only items the task is about (their task dimension at least 1): the
+    /// hooks set it on each prompt, so what qualifies on role, history or
+    /// recency alone comes at session start, once.
+    pub task_match: bool,
 }
 
 impl Default for Query {
@@ -165,6 +169,7 @@ impl Default for Query {
             kinds: Vec::new(),
             session_id: None,
             now: None,
+            task_match: false,
         }
     }
 }

@@ -79,9 +79,42 @@ pub struct TextIndex {
 pub struct Similarities {
     scores: Vec<f32>,
     matched: Vec<DocId>,
+    /// When fused with the semantic tier: the lexical similarity and the
+    /// cosine of each document.
+    parts: Option<Box<(Vec<f32>, Vec<f32>)>>,
 }
 
 impl Similarities {
+    /// These lexical similarities fused with `cosines` (by document) by
+    /// `fuse(lexical, cosine)`; a document matches when its fused
+    /// similarity is above 0.
+    pub fn fused_with(self, cosines: Vec<f32>, fuse: impl Fn(f32, f32) -> f32) -> Similarities {
+        let lexical = self.scores;
+        let len = lexical.len().max(cosines.len());
+        let mut scores = vec![0f32; len];
+        let mut matched = Vec::new();
+        for (doc, score) in scores.iter_mut().enumerate() {
+            let l = lexical.get(doc).copied().unwrap_or(0.0);
+            let c = cosines.get(doc).copied().unwrap_or(0.0);
+            *score = fuse(l, c);
+            if *score > 0.0 {
+                matched.push(doc as DocId);
+            }
+        }
+        Similarities {
+            scores,
+            matched,
+            parts: Some(Box::new((lexical, cosines))),
+        }
+    }
+
+    /// The lexical similarity and the cosine of `doc`, when fused.
+    pub fn parts(&self, doc: DocId) -> Option<(f32, f32)> {
+        let parts = self.parts.as_deref()?;
+        let at = |v: &Vec<f32>| v.get(doc as usize).copied().unwrap_or(0.0);
+        Some((at(&parts.0), at(&parts.1)))
+    }
+
     /// The similarity of `doc`, in `[0, 1]`; 0 when it matched nothing.
     pub fn get(&self, doc: DocId) -> f32 {
         self.scores.get(doc as usize).copied().unwrap_or(0.0)
@@ -317,7 +350,11 @@ impl TextIndex {
                 scores[doc as usize] = (scores[doc as usize] / idf_total).min(1.0);
             }
         }
-        Similarities { scores, matched }
+        Similarities {
+            scores,
+            matched,
+            parts: None,
+        }
     }
 }
 

@@ -17,10 +17,16 @@ pub const MAX_TASK_BYTES: usize = 32 * 1024;
 
 /// The part of `task` a query considers ([`MAX_TASK_BYTES`]).
 pub fn considered(task: &str) -> Cow<'_, str> {
-    if task.len() <= MAX_TASK_BYTES {
+    considered_within(task, MAX_TASK_BYTES)
+}
+
+/// `text` when at most `max` bytes, else its first and last halves of
+/// `max` (cut at character boundaries).
+pub fn considered_within(task: &str, max: usize) -> Cow<'_, str> {
+    if task.len() <= max {
         return Cow::Borrowed(task);
     }
-    let half = MAX_TASK_BYTES / 2;
+    let half = max / 2;
     let mut head = half;
     while !task.is_char_boundary(head) {
         head -= 1;

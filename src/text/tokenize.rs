@@ -1,25 +1,235 @@
 //! Text to terms: Unicode word segmentation, lower case, identifiers split at
 //! `_` and camelCase humps, English stop words dropped, Snowball stemming.
 
+use std::borrow::Cow;
 use std::cell::RefCell;
 
 use rustc_hash::FxHashMap;
 use std::sync::OnceLock;
 
 use rust_stemmers::{Algorithm, Stemmer};
+use unicode_normalization::UnicodeNormalization;
 use unicode_segmentation::UnicodeSegmentation;
 
-/// Common English words that carry no topic.
+/// Common English words that carry no topic: articles, prepositions,
+/// pronouns and auxiliaries.
 const STOP_WORDS: &[&str] = &[
-    "a", "about", "after", "all", "also", "an", "and", "any", "are", "as", "at", "be", "been",
-    "before", "but", "by", "can", "could", "do", "does", "doing", "done", "each", "for", "from",
-    "get", "had", "has", "have", "how", "i", "if", "in", "into", "is", "it", "its", "just", "me",
-    "more", "most", "my", "no", "not", "now", "of", "on", "one", "only", "or", "other", "our",
-    "out", "over", "please", "should", "so", "some", "such", "than", "that", "the", "their",
-    "them", "then", "there", "these", "they", "this", "those", "to", "too", "up", "us", "use",
-    "used", "using", "very", "was", "we", "were", "what", "when", "where", "which", "while", "who",
-    "why", "will", "with", "would", "you", "your",
+    "a",
+    "about",
+    "after",
+    "all",
+    "also",
+    "am",
+    "an",
+    "and",
+    "any",
+    "are",
+    "as",
+    "at",
+    "be",
+    "been",
+    "before",
+    "being",
+    "but",
+    "by",
+    "can",
+    "could",
+    "did",
+    "do",
+    "does",
+    "doing",
+    "done",
+    "each",
+    "for",
+    "from",
+    "get",
+    "had",
+    "has",
+    "have",
+    "having",
+    "he",
+    "her",
+    "hers",
+    "herself",
+    "him",
+    "himself",
+    "his",
+    "how",
+    "i",
+    "if",
+    "in",
+    "into",
+    "is",
+    "it",
+    "its",
+    "itself",
+    "just",
+    "may",
+    "me",
+    "might",
+    "mine",
+    "more",
+    "most",
+    "must",
+    "my",
+    "myself",
+    "no",
+    "not",
+    "now",
+    "of",
+    "on",
+    "one",
+    "only",
+    "or",
+    "other",
+    "our",
+    "ours",
+    "ourselves",
+    "out",
+    "over",
+    "please",
+    "shall",
+    "she",
+    "should",
+    "so",
+    "some",
+    "such",
+    "than",
+    "that",
+    "the",
+    "their",
+    "theirs",
+    "them",
+    "themselves",
+    "then",
+    "there",
+    "these",
+    "they",
+    "this",
+    "those",
+    "to",
+    "too",
+    "up",
+    "us",
+    "use",
+    "used",
+    "using",
+    "very",
+    "was",
+    "we",
+    "were",
+    "what",
+    "when",
+    "where",
+    "which",
+    "while",
+    "who",
+    "why",
+    "will",
+    "with",
+    "would",
+    "you",
+    "your",
+    "yours",
+    "yourself",
+    "yourselves",
 ];
+
+/// Irregular English verb and noun forms, and the form that is stemmed in
+/// their place, so `bought` finds `buy` and `children` finds `child`. A
+/// small table of the forms developers write; ambiguous ones (`left`,
+/// `leaves`, `saw`, `lay`) are left out. Sorted for binary search.
+const IRREGULAR: &[(&str, &str)] = &[
+    ("ate", "eat"),
+    ("began", "begin"),
+    ("begun", "begin"),
+    ("bought", "buy"),
+    ("broke", "break"),
+    ("broken", "break"),
+    ("brought", "bring"),
+    ("built", "build"),
+    ("came", "come"),
+    ("caught", "catch"),
+    ("children", "child"),
+    ("chose", "choose"),
+    ("chosen", "choose"),
+    ("drawn", "draw"),
+    ("drew", "draw"),
+    ("driven", "drive"),
+    ("drove", "drive"),
+    ("eaten", "eat"),
+    ("fallen", "fall"),
+    ("feet", "foot"),
+    ("fell", "fall"),
+    ("flew", "fly"),
+    ("flown", "fly"),
+    ("forgot", "forget"),
+    ("forgotten", "forget"),
+    ("found", "find"),
+    ("froze", "freeze"),
+    ("frozen", "freeze"),
+    ("gave", "give"),
+    ("geese", "goose"),
+    ("given", "give"),
+    ("gone", "go"),
+    ("got", "get"),
+    ("gotten", "get"),
+    ("grew", "grow"),
+    ("grown", "grow"),
+    ("hid", "hide"),
+    ("hidden", "hide"),
+    ("indices", "index"),
+    ("knew", "know"),
+    ("known", "know"),
+    ("lost", "lose"),
+    ("made", "make"),
+    ("matrices", "matrix"),
+    ("meant", "mean"),
+    ("men", "man"),
+    ("met", "meet"),
+    ("mice", "mouse"),
+    ("paid", "pay"),
+    ("ran", "run"),
+    ("risen", "rise"),
+    ("rode", "ride"),
+    ("rose", "rise"),
+    ("said", "say"),
+    ("sent", "send"),
+    ("shook", "shake"),
+    ("sold", "sell"),
+    ("spent", "spend"),
+    ("spoke", "speak"),
+    ("spoken", "speak"),
+    ("stole", "steal"),
+    ("stolen", "steal"),
+    ("stood", "stand"),
+    ("struck", "strike"),
+    ("swam", "swim"),
+    ("taken", "take"),
+    ("taught", "teach"),
+    ("teeth", "tooth"),
+    ("thought", "think"),
+    ("threw", "throw"),
+    ("thrown", "throw"),
+    ("told", "tell"),
+    ("took", "take"),
+    ("understood", "understand"),
+    ("vertices", "vertex"),
+    ("went", "go"),
+    ("woke", "wake"),
+    ("women", "woman"),
+    ("won", "win"),
+    ("wore", "wear"),
+    ("written", "write"),
+    ("wrote", "write"),
+];
+
+/// The regular form of an irregular word, or the word.
+fn regular(word: &str) -> &str {
+    IRREGULAR
+        .binary_search_by(|(form, _)| (*form).cmp(word))
+        .map_or(word, |i| IRREGULAR[i].1)
+}
 
 fn stemmer() -> &'static Stemmer {
     static STEMMER: OnceLock<Stemmer> = OnceLock::new();
@@ -37,8 +247,28 @@ pub fn terms(text: &str) -> Vec<String> {
     out
 }
 
+/// `text` in Unicode NFKC (compatibility forms such as full-width letters
+/// and ligatures become plain ones), with typographic quotes and
+/// apostrophes as their ASCII forms, so `Caroline’s` is `Caroline's`.
+/// ASCII text is returned as it is.
+pub fn normalise(text: &str) -> Cow<'_, str> {
+    if text.is_ascii() {
+        return Cow::Borrowed(text);
+    }
+    Cow::Owned(
+        text.nfkc()
+            .map(|c| match c {
+                '\u{2018}' | '\u{2019}' | '\u{201A}' | '\u{201B}' | '\u{2032}' | '\u{02BC}' => '\'',
+                '\u{201C}' | '\u{201D}' | '\u{201E}' | '\u{201F}' | '\u{2033}' => '"',
+                c => c,
+            })
+            .collect(),
+    )
+}
+
 /// Calls `f` with each stemmed term of `text`.
 pub fn for_each_term(text: &str, mut f: impl FnMut(String)) {
+    let text = normalise(text);
     for word in text.unicode_words() {
         let parts = split_identifier(word);
         let whole = word.to_lowercase();
@@ -72,7 +302,7 @@ fn emit(word: &str, f: &mut impl FnMut(String)) {
             return term.clone();
         }
         let term = (word.chars().count() >= 2 && !is_stop_word(word))
-            .then(|| stemmer().stem(word).into_owned());
+            .then(|| stemmer().stem(regular(word)).into_owned());
         if cache.len() >= STEM_CACHE_WORDS {
             cache.clear();
         }
@@ -112,6 +342,23 @@ mod tests {
     }
 
     #[test]
+    fn irregular_forms_are_sorted_and_map_to_their_stem() {
+        assert!(IRREGULAR.windows(2).all(|w| w[0].0 < w[1].0));
+        assert_eq!(terms("bought"), terms("buy"));
+        assert_eq!(terms("grew"), terms("growing"));
+        assert_eq!(terms("children"), terms("child"));
+        assert_eq!(terms("Wrote"), terms("writes"));
+    }
+
+    #[test]
+    fn pronouns_and_auxiliaries_are_stop_words() {
+        assert_eq!(
+            terms("he said she did it to him"),
+            ["said"].map(|w| stemmer().stem(regular(w)).into_owned())
+        );
+    }
+
+    #[test]
     fn stems_and_drops_stop_words() {
         assert_eq!(
             terms("Implement the webhook idempotency"),
@@ -127,6 +374,15 @@ mod tests {
             terms("idempotency_key"),
             ["idempotencykey", "idempot", "key"]
         );
+    }
+
+    #[test]
+    fn typographic_quotes_and_compatibility_forms_are_plain() {
+        assert_eq!(terms("Caroline’s"), terms("Caroline's"));
+        assert_eq!(terms("Caroline’s"), terms("Caroline"));
+        assert_eq!(terms("ＯＡｕｔｈ ﬂaky"), terms("OAuth flaky"));
+        assert_eq!(terms("Zoe\u{0308}"), terms("Zoë"));
+        assert_eq!(terms("“quoted”"), ["quot"]);
     }
 
     #[test]

@@ -35,7 +35,9 @@ pub(super) fn learnings(engine: &Engine, facts: &QueryFacts<'_>, out: &mut Vec<E
                 &facts.context_terms,
             );
             let total = s.total();
-            (total >= MIN_SIMILARITY).then_some((live, s, total, l))
+            // On a prompt, the prompt's words must be among its keywords.
+            let about = s.keyword > 0.0 || !facts.query.task_match;
+            (total >= MIN_SIMILARITY && about).then_some((live, s, total, l))
         })
         .collect();
     top_k(&mut scored, MAX_LEARNINGS, |a, b| {

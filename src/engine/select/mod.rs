@@ -20,6 +20,7 @@ mod observations;
 mod seed000;
 mod winning;
 
+pub(super) use seed000::gotcha_match;
 pub(super) use winning::drafting;
 
 use super::features::{bit, hash, mask, term_ids};
@@ -249,7 +250,7 @@ pub(super) fn select(
 ) -> Selection {
     let facts = QueryFacts::new(engine, query, now, exclude);
     let scope = engine.scope_of(query);
-    let sims = engine.index.similarities(&query.task);
+    let sims = engine.similarities(&query.task);
     let sim = |live: &Live| f64::from(sims.get(live.doc));
     let mut by_kind = ByKind::default();
     for live in engine.live_items() {

@@ -18,6 +18,10 @@ pub(super) fn experience(facts: &QueryFacts<'_>, items: &[&Live], out: &mut Vec<
     let Some(agent) = &facts.rubric.agent else {
         return;
     };
+    // Not about any task: it belongs to the session's start.
+    if facts.query.task_match {
+        return;
+    }
     let mut mine: Vec<&Arc<Item>> = items
         .iter()
         .map(|l| &l.item)
@@ -100,7 +104,8 @@ pub(super) fn patterns(
         let s = sim(live);
         let extra = engine.learned().times_applied(&live.item.id);
         let score = score_pattern(p, &live.item.tags, s, extra, &facts.rubric);
-        if score.total() < rubric::FALLBACK_THRESHOLD {
+        if score.total() < rubric::FALLBACK_THRESHOLD || (facts.query.task_match && score.task == 0)
+        {
             continue;
         }
         let at = best_totals.partition_point(|&t| t >= score.total());
@@ -155,7 +160,8 @@ pub(super) fn anti_patterns(
                 return None;
             };
             let score = score_anti_pattern(a, s, &facts.rubric);
-            (score.shown() && !facts.excluded(&live.item)).then_some((
+            let about = score.task > 0 || !facts.query.task_match;
+            (score.shown() && about && !facts.excluded(&live.item)).then_some((
                 score,
                 f64::from(score.total()),
                 s,
@@ -174,6 +180,20 @@ pub(super) fn anti_patterns(
     }
 }
 
+/// Seed 000's gotcha match, its task's technical area also met by a task
+/// match of the gotcha's own text (the fused similarity at 1 task point or
+/// more), so a gotcha is found by what it says, not only by its category's
+/// word.
+pub(in crate::engine) fn gotcha_match(
+    category: Option<&str>,
+    similarity: f64,
+    facts: &QueryFacts<'_>,
+) -> rubric::GotchaMatch {
+    let mut m = match_gotcha(category, &facts.rubric);
+    m.task_keyword |= rubric::task_points(similarity) >= 1;
+    m
+}
+
 pub(super) fn gotchas(
     facts: &QueryFacts<'_>,
     items: &[&Live],
@@ -183,20 +203,26 @@ pub(super) fn gotchas(
     let mut scored: Vec<_> = items
         .iter()
         .filter_map(|live| {
-            match live.features {
-                Features::Gotcha { category: 0, .. } => return None,
-                Features::Gotcha {
-                    category: h,
-                    single_word: true,
-                } if !facts.gotcha_hashes.contains(&h) => return None,
-                _ => {}
+            let s = sim(live);
+            // Without a task match, the category must be one of the query's
+            // words or domains: most gotchas leave here, unscored.
+            if rubric::task_points(s) == 0 {
+                match live.features {
+                    Features::Gotcha { category: 0, .. } => return None,
+                    Features::Gotcha {
+                        category: h,
+                        single_word: true,
+                    } if !facts.gotcha_hashes.contains(&h) => return None,
+                    _ => {}
+                }
             }
             let Body::Gotcha(g) = &live.item.body else {
                 return None;
             };
-            let m = match_gotcha(g.category.as_deref(), &facts.rubric);
-            (m.shown() && !facts.excluded(&live.item))
-                .then(|| (m, f64::from(m.total()), sim(live), &live.item))
+            let m = gotcha_match(g.category.as_deref(), s, facts);
+            let about = m.task_keyword || !facts.query.task_match;
+            (m.shown() && about && !facts.excluded(&live.item))
+                .then(|| (m, f64::from(m.total()), s, &live.item))
         })
         .collect();
     top_k(&mut scored, MAX_GOTCHAS, by_score_then_sim);

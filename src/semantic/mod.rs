@@ -1,0 +1,80 @@
+//! The semantic tier: a static embedding model (model2vec format) embeds
+//! each item when it loads and the query when it is asked; the cosine is
+//! fused with the lexical similarity into the task similarity.
+//!
+//! - [`model`]: loading a model (the built-in one or a directory) and
+//!   embedding a text;
+//! - [`vector`]: int8 unit vectors and their dot product;
+//! - [`index`]: every document's vector, scanned per query;
+//! - [`fuse`]: the pure fusion of the two similarities.
+
+pub mod fuse;
+pub mod index;
+pub mod model;
+pub mod vector;
+
+use std::sync::Arc;
+
+pub use fuse::Fusion;
+pub use index::VectorIndex;
+pub use model::{Model, ModelError};
+pub use vector::Vector;
+
+use crate::text::{DocId, Similarities};
+
+/// A model and the vectors it gave the live documents.
+pub struct Semantic {
+    model: Arc<Model>,
+    vectors: VectorIndex,
+    fusion: Fusion,
+}
+
+impl Semantic {
+    /// The tier with `model` and no documents yet.
+    pub fn new(model: Arc<Model>) -> Self {
+        Semantic {
+            vectors: VectorIndex::new(model.dims()),
+            model,
+            fusion: Fusion::DEFAULT,
+        }
+    }
+
+    /// The model.
+    pub fn model(&self) -> &Arc<Model> {
+        &self.model
+    }
+
+    /// How the similarities are fused.
+    pub fn fusion(&self) -> Fusion {
+        self.fusion
+    }
+
+    /// Fuses differently (for the relevance benchmark).
+    pub fn set_fusion(&mut self, fusion: Fusion) {
+        self.fusion = fusion;
+    }
+
+    /// Sets a document's vector (`None`: it has none).
+    pub fn set(&mut self, doc: DocId, vector: Option<&Vector>) {
+        self.vectors.set(doc, vector);
+    }
+
+    /// A document's vector.
+    pub fn get(&self, doc: DocId) -> Option<Vector> {
+        self.vectors.get(doc)
+    }
+
+    /// Releases spare capacity.
+    pub fn shrink_to_fit(&mut self) {
+        self.vectors.shrink_to_fit();
+    }
+
+    /// The lexical similarities of `query`, fused with its cosines.
+    pub fn fuse(&self, query: &str, lexical: Similarities) -> Similarities {
+        let Some(q) = self.model.embed(query) else {
+            return lexical;
+        };
+        let cosines = self.vectors.cosines(&q);
+        lexical.fused_with(cosines, |l, c| self.fusion.fuse(l, c))
+    }
+}
