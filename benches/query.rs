@@ -4,6 +4,8 @@
 //! real knowledge files (every kind, 500 items a file), loads them with the
 //! real loaders, then times one query at a time and prints p50 / p99 / max.
 //! Pass sizes to run only some: `cargo bench --bench query -- 10000`.
+//! The semantic tier is on, with the built-in model, as in the daemon by
+//! default; `-- lexical` turns it off.
 //! Budget (SPEC section 10): p99 < 1 ms at 10k items, < 10 ms at 100k.
 //!
 //! Each size is timed twice: with nothing learned, then after
@@ -112,18 +114,33 @@ fn learn(engine: &mut Engine, rng: &mut Rng, prompts: &[Query], sessions: usize)
     (scores, pins)
 }
 
-fn bench(items: usize) {
+fn bench(items: usize, semantic: bool) {
     let vocab = vocabulary();
     let mut rng = Rng(items as u64);
     let dir = tempfile::tempdir().unwrap();
     write_corpus(dir.path(), items, &mut rng, &vocab);
     let started = Instant::now();
     let mut engine = Engine::new(&Config::default());
+    if semantic {
+        let model = memd::semantic::Model::built_in().expect("the built-in model loads");
+        engine.set_model(Some(std::sync::Arc::new(model)));
+    }
     engine.load_roots(&[dir.path().to_path_buf()]);
     let load = started.elapsed();
     let loaded: usize = engine.counts().items.values().sum();
 
     let queries: Vec<Query> = (0..200).map(|_| query(&mut rng, &vocab)).collect();
+    if let Some(semantic) = engine.semantic() {
+        let started = Instant::now();
+        for q in &queries {
+            std::hint::black_box(semantic.model().embed(&q.task));
+        }
+        println!(
+            "  embedding a query: mean {:.1?} (tasks of {} bytes on average)",
+            started.elapsed() / queries.len() as u32,
+            queries.iter().map(|q| q.task.len()).sum::<usize>() / queries.len()
+        );
+    }
     time(
         &engine,
         &queries,
@@ -224,7 +241,16 @@ fn main() {
     } else {
         sizes
     };
+    let semantic = !std::env::args().any(|a| a == "lexical");
+    println!(
+        "semantic tier: {}",
+        if semantic {
+            "on (built-in model)"
+        } else {
+            "off"
+        }
+    );
     for items in sizes {
-        bench(items);
+        bench(items, semantic);
     }
 }

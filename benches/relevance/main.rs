@@ -334,7 +334,7 @@ fn main() {
             );
         }
         println!("\n# Fusion grid: lexical 1.0 + W x cosine above FLOOR");
-        for floor in [0.2f32, 0.3, 0.4, 0.5, 0.6] {
+        for floor in [0.3f32, 0.4, 0.5, 0.6, 0.7] {
             for w in [0.1f32, 0.2, 0.3, 0.5, 0.8] {
                 fused.semantic_mut().unwrap().set_fusion(Fusion {
                     lexical: 1.0,

@@ -214,6 +214,12 @@ fn print_status(s: &StatusReport) {
         s.startup.parsed,
         s.startup.millis
     );
+    outln!(
+        "semantic: {}",
+        s.semantic
+            .as_deref()
+            .unwrap_or("off (lexical matching only)")
+    );
     if let Some(r) = &s.last_reindex {
         outln!(
             "last reindex: {} ({} parsed, {} removed, {:.1} ms)",

@@ -335,6 +335,10 @@ impl Handler {
                 .map(|d| d.to_string())
                 .collect(),
             startup: k.startup.clone(),
+            semantic: k
+                .engine
+                .semantic()
+                .map(|s| format!("{} ({} dimensions)", s.model().name(), s.model().dims())),
             last_reindex: k.last.clone(),
             query_latency: self
                 .shared

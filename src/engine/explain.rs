@@ -67,8 +67,6 @@ pub(super) fn explain(
         dims.insert(k.to_string(), v);
     };
     if let (Some((lexical, cosine)), Some(semantic)) = (sims.parts(live.doc), engine.semantic()) {
-        put("lexical", f64::from(lexical));
-        put("cosine", f64::from(cosine));
         let f = semantic.fusion();
         reasons.push(format!(
             "similarity {sim:.2} = {} x lexical {lexical:.2} + {} x meaning {:.2} (cosine {cosine:.2} with model {}, above {} rescaled to 0..1)",
@@ -383,10 +381,14 @@ pub(super) fn explain(
         Some(_) => "shown in this context".to_string(),
         None => "not shown in this context".to_string(),
     });
-    let (score, dims) = match shown {
+    let (score, mut dims) = match shown {
         Some(s) => (Some(s.score), s.dimensions.clone()),
         None => (score, dims),
     };
+    if let Some((lexical, cosine)) = sims.parts(live.doc) {
+        dims.insert("lexical".to_string(), f64::from(lexical));
+        dims.insert("cosine".to_string(), f64::from(cosine));
+    }
     Ok(Some(Explanation {
         id: id.to_string(),
         kind: live.kind,

@@ -392,6 +392,9 @@ pub struct StatusReport {
     pub errors: Vec<String>,
     /// The load at start-up.
     pub startup: ReindexReport,
+    /// The semantic tier's model and dimensions; `None` when off.
+    #[serde(default)]
+    pub semantic: Option<String>,
     /// The latest change applied.
     pub last_reindex: Option<ReindexReport>,
     pub query_latency: Latency,

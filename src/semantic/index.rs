@@ -3,7 +3,7 @@
 
 use crate::text::DocId;
 
-use super::vector::{dot, Vector};
+use super::vector::Vector;
 
 /// The vectors of the text index's documents, by [`DocId`].
 #[derive(Default)]
@@ -61,16 +61,11 @@ impl VectorIndex {
         if query.values.len() != self.dims || self.dims == 0 {
             return vec![0.0; self.scales.len()];
         }
-        self.values
-            .chunks_exact(self.dims)
+        let mut dots = Vec::with_capacity(self.scales.len());
+        super::vector::dots(&self.values, &query.values, &mut dots);
+        dots.into_iter()
             .zip(&self.scales)
-            .map(|(values, &scale)| {
-                if scale == 0.0 {
-                    0.0
-                } else {
-                    dot(values, &query.values) as f32 * scale * query.scale
-                }
-            })
+            .map(|(dot, &scale)| dot as f32 * scale * query.scale)
             .collect()
     }
 

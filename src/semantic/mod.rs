@@ -22,6 +22,11 @@ pub use vector::Vector;
 
 use crate::text::{DocId, Similarities};
 
+/// The most items a query matches by meaning alone (no shared word), the
+/// closest first: a static model finds many texts alike, and each match
+/// is a candidate every kind scores.
+pub const MAX_MATCHED_BY_MEANING: usize = 16;
+
 /// A model and the vectors it gave the live documents.
 pub struct Semantic {
     model: Arc<Model>,
@@ -75,6 +80,10 @@ impl Semantic {
             return lexical;
         };
         let cosines = self.vectors.cosines(&q);
-        lexical.fused_with(cosines, |l, c| self.fusion.fuse(l, c))
+        lexical.fused_with(
+            cosines,
+            |l, c| self.fusion.fuse(l, c),
+            MAX_MATCHED_BY_MEANING,
+        )
     }
 }

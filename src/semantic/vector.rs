@@ -48,6 +48,37 @@ pub fn dot(a: &[i8], b: &[i8]) -> i32 {
     dot_portable(a, b)
 }
 
+/// The dot product of `query` with each `dims`-long row of `rows`, into
+/// `out` (one CPU feature check for the whole pass).
+pub fn dots(rows: &[i8], query: &[i8], out: &mut Vec<i32>) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if std::is_x86_feature_detected!("avx2") {
+            // SAFETY: the CPU has AVX2, checked just above.
+            return unsafe { dots_avx2(rows, query, out) };
+        }
+    }
+    dots_portable(rows, query, out)
+}
+
+#[inline(always)]
+fn dots_portable(rows: &[i8], query: &[i8], out: &mut Vec<i32>) {
+    if query.is_empty() {
+        return;
+    }
+    out.extend(
+        rows.chunks_exact(query.len())
+            .map(|row| dot_portable(row, query)),
+    );
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn dots_avx2(rows: &[i8], query: &[i8], out: &mut Vec<i32>) {
+    dots_portable(rows, query, out)
+}
+
+#[inline(always)]
 fn dot_portable(a: &[i8], b: &[i8]) -> i32 {
     a.iter()
         .zip(b)
@@ -100,5 +131,8 @@ mod tests {
         let a: Vec<i8> = (0..300).map(|i| (i * 37 % 255 - 127) as i8).collect();
         let b: Vec<i8> = (0..300).map(|i| (i * 91 % 255 - 127) as i8).collect();
         assert_eq!(dot(&a, &b), dot_portable(&a, &b));
+        let mut out = Vec::new();
+        dots(&[a.clone(), b.clone()].concat(), &b, &mut out);
+        assert_eq!(out, [dot_portable(&a, &b), dot_portable(&b, &b)]);
     }
 }

@@ -86,20 +86,45 @@ pub struct Similarities {
 
 impl Similarities {
     /// These lexical similarities fused with `cosines` (by document) by
-    /// `fuse(lexical, cosine)`; a document matches when its fused
-    /// similarity is above 0.
-    pub fn fused_with(self, cosines: Vec<f32>, fuse: impl Fn(f32, f32) -> f32) -> Similarities {
+    /// `fuse(lexical, cosine)`. A document that matched lexically keeps
+    /// its fused similarity; of the others, only the `max_by_meaning` with
+    /// the highest cosines whose fused similarity is above 0 match, so the
+    /// candidates stay few however many texts look alike to the model.
+    pub fn fused_with(
+        self,
+        cosines: Vec<f32>,
+        fuse: impl Fn(f32, f32) -> f32,
+        max_by_meaning: usize,
+    ) -> Similarities {
         let lexical = self.scores;
         let len = lexical.len().max(cosines.len());
         let mut scores = vec![0f32; len];
-        let mut matched = Vec::new();
-        for (doc, score) in scores.iter_mut().enumerate() {
-            let l = lexical.get(doc).copied().unwrap_or(0.0);
-            let c = cosines.get(doc).copied().unwrap_or(0.0);
-            *score = fuse(l, c);
-            if *score > 0.0 {
-                matched.push(doc as DocId);
+        let mut matched = self.matched;
+        let cosine = |doc: usize| cosines.get(doc).copied().unwrap_or(0.0);
+        for &doc in &matched {
+            let d = doc as usize;
+            scores[d] = fuse(lexical[d], cosine(d));
+        }
+        let mut by_meaning: Vec<(f32, DocId)> = Vec::new();
+        for (d, &c) in cosines.iter().enumerate() {
+            if lexical.get(d).is_none_or(|&l| l == 0.0) {
+                let f = fuse(0.0, c);
+                if f > 0.0 {
+                    by_meaning.push((f, d as DocId));
+                }
             }
+        }
+        if by_meaning.len() > max_by_meaning {
+            if max_by_meaning == 0 {
+                by_meaning.clear();
+            } else {
+                by_meaning.select_nth_unstable_by(max_by_meaning - 1, |a, b| b.0.total_cmp(&a.0));
+                by_meaning.truncate(max_by_meaning);
+            }
+        }
+        for (f, doc) in by_meaning {
+            scores[doc as usize] = f;
+            matched.push(doc);
         }
         Similarities {
             scores,
