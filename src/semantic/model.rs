@@ -83,6 +83,7 @@ impl Model {
     /// A model from the bytes of its `tokenizer.json` and
     /// `model.safetensors`.
     pub fn from_bytes(name: &str, tokenizer: &[u8], table: &[u8]) -> Result<Model, ModelError> {
+        let tokenizer_bytes = tokenizer;
         let mut tokenizer =
             Tokenizer::from_bytes(tokenizer).map_err(|e| ModelError::Tokenizer(e.to_string()))?;
         tokenizer
@@ -105,7 +106,6 @@ impl Model {
                 "`embeddings` has shape [{tokens}, {dims}]"
             )));
         }
-        let values = floats(embeddings.dtype(), embeddings.data(), "embeddings")?;
         let weights = match tensors.tensor("weights") {
             Ok(w) => Some(floats(w.dtype(), w.data(), "weights")?),
             Err(_) => None,
@@ -115,7 +115,18 @@ impl Model {
             Err(_) => None,
         };
         let vocabulary = tokenizer.get_vocab_size(true);
-        let (rows, scales) = quantise_rows(&values, dims, weights.as_deref())?;
+        let (rows, scales) = match (embeddings.dtype(), &weights) {
+            // Already int8 (as the built-in model): one scale for the table,
+            // which the cosine does not depend on; taken as it is.
+            (Dtype::I8, None) => (
+                embeddings.data().iter().map(|&b| b as i8).collect(),
+                vec![1.0; tokens],
+            ),
+            _ => {
+                let values = floats(embeddings.dtype(), embeddings.data(), "embeddings")?;
+                quantise_rows(&values, dims, weights.as_deref())?
+            }
+        };
         if let Some(mapping) = &mapping {
             if mapping.iter().any(|&r| r as usize >= tokens) {
                 return Err(ModelError::Table("`mapping` points past the table".into()));
@@ -128,7 +139,7 @@ impl Model {
         let unknown = tokenizer
             .token_to_id("[UNK]")
             .or_else(|| tokenizer.token_to_id("<unk>"));
-        let id = model_id(tokenizer_bytes_id(&tokenizer), table);
+        let id = model_id(tokenizer_bytes, table);
         Ok(Model {
             name: name.to_string(),
             id,
@@ -188,28 +199,9 @@ impl Model {
     }
 }
 
-/// A stable fingerprint of a model: its tokenizer's vocabulary and its
-/// table's bytes.
-fn model_id(tokenizer: u64, table: &[u8]) -> u64 {
-    let mut crc = crc32fast::Hasher::new();
-    crc.update(table);
-    (u64::from(crc.finalize()) << 32) ^ tokenizer ^ table.len() as u64
-}
-
-/// A stable fingerprint of the tokenizer's vocabulary (id order).
-fn tokenizer_bytes_id(tokenizer: &Tokenizer) -> u64 {
-    let mut vocabulary: Vec<(u32, String)> = tokenizer
-        .get_vocab(true)
-        .into_iter()
-        .map(|(t, id)| (id, t))
-        .collect();
-    vocabulary.sort_unstable();
-    let mut crc = crc32fast::Hasher::new();
-    for (id, token) in &vocabulary {
-        crc.update(&id.to_le_bytes());
-        crc.update(token.as_bytes());
-    }
-    u64::from(crc.finalize())
+/// A stable fingerprint of a model: the CRC-32s of its two files' bytes.
+fn model_id(tokenizer: &[u8], table: &[u8]) -> u64 {
+    (u64::from(crc32fast::hash(tokenizer)) << 32) | u64::from(crc32fast::hash(table))
 }
 
 /// A tensor's values as `f32` (from f32, f16, bf16 or int8).
