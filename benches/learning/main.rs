@@ -24,7 +24,8 @@
 //! `cargo bench --bench learning` (three seeds); `-- quick` for one seed,
 //! `-- seeds N`, `-- arms off,evaluate`. Under each arm, the irrelevant
 //! lessons shown in the measured sessions, by why they were not relevant;
-//! `MEMD_BENCH_DEBUG=1` traces each measured prompt's lessons on stderr.
+//! `MEMD_BENCH_DEBUG=1` traces each measured prompt's lessons on stderr;
+//! `MEMD_BENCH_SEMANTIC=off` runs the daemons with the semantic tier off.
 
 #[path = "../corpus/mod.rs"]
 mod corpus;
@@ -197,9 +198,10 @@ impl<'w> Run<'w> {
         std::fs::write(
             &config,
             format!(
-                "roots = []\n[daemon]\nlog = \"warn\"\n[evaluator]\ncommand = [{:?}, \"judge\", {:?}, \"{JUDGE_ERROR_PERCENT}\"]\ntimeout_ms = 20000\n",
+                "roots = []\n[daemon]\nlog = \"warn\"\n[evaluator]\ncommand = [{:?}, \"judge\", {:?}, \"{JUDGE_ERROR_PERCENT}\"]\ntimeout_ms = 20000\n[semantic]\nenabled = {}\n",
                 judge.display().to_string(),
                 dir.path().join("truth").display().to_string(),
+                std::env::var("MEMD_BENCH_SEMANTIC").as_deref() != Ok("off"),
             ),
         )
         .unwrap();

@@ -309,11 +309,14 @@ fn sync_file(k: &mut Knowledge, path: &Path, pass: &mut Pass, verify: bool) {
         ),
         _ => (load.kind.clone(), load.items.clone()),
     };
-    let vectors = k.engine.embed_items(&items).map(|vectors| FileVectors {
-        model: k.engine.semantic().map_or(0, |s| s.model().id()),
-        hash: file_meta.hash,
-        vectors,
-    });
+    let model = k.engine.semantic().map(|s| s.model().id());
+    let vectors = model
+        .zip(k.engine.embed_items(&items))
+        .map(|(model, vectors)| FileVectors {
+            model,
+            hash: file_meta.hash,
+            vectors,
+        });
     let record = FileRecord {
         size: file_meta.size,
         mtime_ns: file_meta.mtime_ns,

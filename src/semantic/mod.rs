@@ -64,11 +64,6 @@ impl Semantic {
         self.vectors.set(doc, vector);
     }
 
-    /// A document's vector.
-    pub fn get(&self, doc: DocId) -> Option<Vector> {
-        self.vectors.get(doc)
-    }
-
     /// Releases spare capacity.
     pub fn shrink_to_fit(&mut self) {
         self.vectors.shrink_to_fit();

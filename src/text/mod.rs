@@ -22,20 +22,20 @@ pub fn considered(task: &str) -> Cow<'_, str> {
 
 /// `text` when at most `max` bytes, else its first and last halves of
 /// `max` (cut at character boundaries).
-pub fn considered_within(task: &str, max: usize) -> Cow<'_, str> {
-    if task.len() <= max {
-        return Cow::Borrowed(task);
+pub fn considered_within(text: &str, max: usize) -> Cow<'_, str> {
+    if text.len() <= max {
+        return Cow::Borrowed(text);
     }
     let half = max / 2;
     let mut head = half;
-    while !task.is_char_boundary(head) {
+    while !text.is_char_boundary(head) {
         head -= 1;
     }
-    let mut tail = task.len() - half;
-    while !task.is_char_boundary(tail) {
+    let mut tail = text.len() - half;
+    while !text.is_char_boundary(tail) {
         tail += 1;
     }
-    Cow::Owned(format!("{}\n{}", &task[..head], &task[tail..]))
+    Cow::Owned(format!("{}\n{}", &text[..head], &text[tail..]))
 }
 
 #[cfg(test)]

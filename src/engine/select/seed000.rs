@@ -58,6 +58,11 @@ pub(super) fn patterns(
             let Features::Pattern(f) = &live.features else {
                 return None;
             };
+            let task = rubric::task_points(sim(live));
+            // On a prompt, a pattern the prompt is not about is never shown.
+            if facts.query.task_match && task == 0 {
+                return None;
+            }
             let product = if f.products & facts.product_bit != 0 {
                 2
             } else if f.tags & facts.tag_bits != 0 {
@@ -77,7 +82,7 @@ pub(super) fn patterns(
             } else {
                 f.times_applied
             };
-            let bound = rubric::task_points(sim(live))
+            let bound = task
                 + product
                 + role
                 + rubric::history_points(f.confidence, times)
@@ -104,8 +109,7 @@ pub(super) fn patterns(
         let s = sim(live);
         let extra = engine.learned().times_applied(&live.item.id);
         let score = score_pattern(p, &live.item.tags, s, extra, &facts.rubric);
-        if score.total() < rubric::FALLBACK_THRESHOLD || (facts.query.task_match && score.task == 0)
-        {
+        if score.total() < rubric::FALLBACK_THRESHOLD {
             continue;
         }
         let at = best_totals.partition_point(|&t| t >= score.total());
