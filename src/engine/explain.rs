@@ -66,7 +66,10 @@ pub(super) fn explain(
     let mut put = |k: &str, v: f64| {
         dims.insert(k.to_string(), v);
     };
-    if let (Some((lexical, cosine)), Some(semantic)) = (sims.parts(live.doc), engine.semantic()) {
+    let embedded = super::is_embedded(live.kind);
+    if let (Some((lexical, cosine)), Some(semantic), true) =
+        (sims.parts(live.doc), engine.semantic(), embedded)
+    {
         let f = semantic.fusion();
         reasons.push(format!(
             "similarity {sim:.2} = {} x lexical {lexical:.2} + {} x meaning {:.2} (cosine {cosine:.2} with model {}, above {} rescaled to 0..1)",
@@ -335,12 +338,11 @@ pub(super) fn explain(
         Body::Observation(o) => {
             let hours = (now - o.created_at) as f64 / SECS_PER_HOUR;
             let same = matches!(&live.features, Features::Observation { agent, .. } if *agent != 0 && *agent == facts.agent_hash);
-            let words: Vec<String> = facts.observation_keywords.clone();
             let s = observation::score(
                 o.kind,
                 hours,
                 same,
-                observation::keyword_overlap(&o.content, &words),
+                facts.observation_keywords.overlap(&o.content),
             );
             put("recency", s.recency);
             put("importance", s.importance);
@@ -385,7 +387,7 @@ pub(super) fn explain(
         Some(s) => (Some(s.score), s.dimensions.clone()),
         None => (score, dims),
     };
-    if let Some((lexical, cosine)) = sims.parts(live.doc) {
+    if let (Some((lexical, cosine)), true) = (sims.parts(live.doc), embedded) {
         dims.insert("lexical".to_string(), f64::from(lexical));
         dims.insert("cosine".to_string(), f64::from(cosine));
     }

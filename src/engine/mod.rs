@@ -149,7 +149,7 @@ impl Engine {
         self.semantic = model.map(Semantic::new);
         if let Some(semantic) = &mut self.semantic {
             for live in self.slots.iter().flatten() {
-                let vector = semantic.model().embed(&embedded_text(&live.item));
+                let vector = embed(semantic.model(), &live.item);
                 semantic.set(live.doc, vector.as_ref());
             }
         }
@@ -175,7 +175,7 @@ impl Engine {
         Some(
             items
                 .into_iter()
-                .map(|item| semantic.model().embed(&embedded_text(item)))
+                .map(|item| embed(semantic.model(), item))
                 .collect(),
         )
     }
@@ -385,7 +385,10 @@ impl Engine {
         let fields = text_fields(&item);
         let doc = self.index.add(&borrow_fields(&fields));
         if let Some(semantic) = &mut self.semantic {
-            let vector = vector.unwrap_or_else(|| semantic.model().embed(&embedded_text(&item)));
+            let vector = match vector {
+                Some(stored) if is_embedded(item.kind()) => stored,
+                _ => embed(semantic.model(), &item),
+            };
             semantic.set(doc, vector.as_ref());
         }
         let features = features::Features::of(&item, &self.index);
@@ -703,6 +706,27 @@ fn text_fields(item: &Item) -> Vec<(Field, Cow<'_, str>)> {
     }
 }
 
+/// Whether items of `kind` are embedded: the kinds scored on the task's
+/// similarity (seed 000's patterns, anti-patterns and gotchas, seed 001's
+/// lessons). The others are scored by their own seeds without it
+/// (observations on keywords, learnings on their own overlap, exemplars
+/// and seeds on performance, experience on the agent), so a vector would
+/// cost memory and a share of every query's cosine pass for nothing but
+/// `memctl search`, which finds them by their words.
+pub(crate) fn is_embedded(kind: Kind) -> bool {
+    matches!(
+        kind,
+        Kind::Pattern | Kind::AntiPattern | Kind::Gotcha | Kind::Lesson
+    )
+}
+
+/// `item`'s vector by `model`; `None` for a kind that is not embedded.
+fn embed(model: &Model, item: &Item) -> Option<Vector> {
+    is_embedded(item.kind())
+        .then(|| model.embed(&embedded_text(item)))
+        .flatten()
+}
+
 /// The text of an item that is embedded: every field but code, which says
 /// little about meaning.
 fn embedded_text(item: &Item) -> String {
@@ -776,6 +800,24 @@ mod tests {
     }
 
     #[test]
+    fn only_kinds_scored_on_the_task_are_embedded() {
+        let mut engine = Engine::default();
+        engine.set_model(Some(Arc::new(Model::built_in().unwrap())));
+        engine.apply(load("g.yaml", &gotcha("G-1", "redb compaction stalls")));
+        engine.apply(load(
+            "o.jsonl",
+            r#"{"id": "O-1", "type": "decision", "content": "compaction runs nightly", "created_at": "2026-11-20T09:12:00Z"}"#,
+        ));
+        assert_eq!(engine.counts().items[&Kind::Observation], 1);
+        assert_eq!(engine.semantic().unwrap().vectors(), 1);
+        let observation = engine.get("O-1").unwrap();
+        let stored = engine.embed_items([&**observation]).unwrap();
+        assert_eq!(stored, vec![None]);
+        engine.remove_file(Path::new("g.yaml"));
+        assert_eq!(engine.semantic().unwrap().vectors(), 0);
+    }
+
+    #[test]
     fn a_changed_file_leaves_the_index_consistent() {
         let mut engine = Engine::default();
         engine.apply(load("a.yaml", &gotcha("G-1", "redb compaction")));
@@ -796,6 +838,17 @@ mod pruning_tests {
     use super::*;
     use crate::knowledge::parse_file;
     use crate::scoring::rubric::{score_pattern, select_patterns, RubricContext};
+
+    /// The ids `query` shows, in order.
+    fn shown(engine: &Engine, query: &Query) -> Vec<String> {
+        engine
+            .query(query)
+            .unwrap()
+            .items
+            .into_iter()
+            .map(|i| i.id)
+            .collect()
+    }
 
     #[test]
     fn pattern_selection_equals_exhaustive_scoring() {
@@ -832,14 +885,7 @@ mod pruning_tests {
                 kinds: vec![Kind::Pattern],
                 ..Query::default()
             };
-            let pruned: Vec<String> = engine
-                .query(&query)
-                .unwrap()
-                .items
-                .into_iter()
-                .map(|i| i.id)
-                .collect();
-
+            let pruned = shown(&engine, &query);
             let now = crate::time::parse_instant("2026-11-22T00:00:00Z").unwrap();
             let ctx = RubricContext {
                 product: query.product.clone(),
@@ -870,6 +916,84 @@ mod pruning_tests {
                 .into_iter()
                 .map(|(i, _)| all[i].2.clone())
                 .collect();
+            assert_eq!(pruned, exhaustive, "query {q}");
+        }
+    }
+
+    #[test]
+    fn observation_selection_equals_exhaustive_scoring() {
+        use crate::scoring::observation::{self, Keywords, MAX_OBSERVATIONS};
+        let words = ["redb", "socket", "Retry", "cache", "deploy", "schema"];
+        let types = [
+            "decision", "problem", "warning", "success", "pattern", "bugfix",
+        ];
+        let agents = ["backend-engineer", "qa-engineer"];
+        let mut seed = 11u64;
+        let mut next = |n: usize| {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (seed >> 33) as usize % n
+        };
+        let mut jsonl = String::new();
+        for i in 0..300 {
+            jsonl.push_str(&format!(
+                "{{\"id\":\"O{i}\",\"type\":\"{}\",\"content\":\"{} and {} {}\",\"agent_type\":\"{}\",\"created_at\":\"2026-11-{:02}T{:02}:00:00Z\"}}\n",
+                types[next(6)], words[next(6)], words[next(6)], words[next(6)], agents[next(2)],
+                20 + next(2), next(24),
+            ));
+        }
+        let mut engine = Engine::default();
+        engine.apply(parse_file(
+            Arc::from(Path::new("o.jsonl")),
+            jsonl.as_bytes(),
+        ));
+        assert_eq!(engine.counts().items[&Kind::Observation], 300);
+        for q in 0..40 {
+            let query = Query {
+                task: String::new(),
+                keywords: vec![words[q % 6].into(), words[(q * 5 + 1) % 6].into()],
+                agent: Some(agents[q % 2].into()),
+                now: Some("2026-11-22T00:00:00Z".into()),
+                kinds: vec![Kind::Observation],
+                mode: if q % 3 == 0 {
+                    crate::protocol::Mode::Aggressive
+                } else {
+                    crate::protocol::Mode::Conservative
+                },
+                ..Query::default()
+            };
+            let pruned = shown(&engine, &query);
+            let now = crate::time::parse_instant("2026-11-22T00:00:00Z").unwrap();
+            let keywords = Keywords::new(&query.keywords);
+            let agent = features::hash(query.agent.as_deref().unwrap());
+            let mut all: Vec<(f64, String)> = engine
+                .live_items()
+                .filter_map(|live| {
+                    let Body::Observation(o) = &live.item.body else {
+                        return None;
+                    };
+                    let features::Features::Observation { agent: a, .. } = &live.features else {
+                        return None;
+                    };
+                    let hours = (now - o.created_at) as f64 / crate::time::SECS_PER_HOUR;
+                    let s = observation::score(
+                        o.kind,
+                        hours,
+                        *a == agent,
+                        keywords.overlap(&o.content),
+                    );
+                    (s.total() >= observation::min_score(query.mode))
+                        .then(|| (s.total(), live.item.id.clone()))
+                })
+                .collect();
+            all.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
+            let exhaustive: Vec<String> = all
+                .into_iter()
+                .take(MAX_OBSERVATIONS)
+                .map(|(_, id)| id)
+                .collect();
+            assert!(!exhaustive.is_empty(), "query {q}");
             assert_eq!(pruned, exhaustive, "query {q}");
         }
     }

@@ -44,20 +44,62 @@ pub fn recency(hours_ago: f64) -> f64 {
 /// The share of `keywords` found in `content`, case-insensitively; 0 when
 /// there are none.
 pub fn keyword_overlap(content: &str, keywords: &[String]) -> f64 {
-    let keywords: Vec<String> = keywords
-        .iter()
-        .map(|k| k.trim().to_lowercase())
-        .filter(|k| !k.is_empty())
-        .collect();
-    if keywords.is_empty() {
-        return 0.0;
+    Keywords::new(keywords).overlap(content)
+}
+
+/// Seed 002's keywords prepared once for many contents: lower-cased, each
+/// with a SIMD substring searcher. An ASCII content (the common case) is
+/// lower-cased into a reused buffer, not a new string per content.
+#[derive(Debug, Clone)]
+pub struct Keywords {
+    lower: Vec<String>,
+    /// A searcher per ASCII keyword; a non-ASCII keyword cannot occur in
+    /// an ASCII content.
+    ascii: Vec<memchr::memmem::Finder<'static>>,
+}
+
+impl Keywords {
+    /// `keywords`, trimmed and lower-cased; empty ones dropped.
+    pub fn new(keywords: &[String]) -> Self {
+        let lower: Vec<String> = keywords
+            .iter()
+            .map(|k| k.trim().to_lowercase())
+            .filter(|k| !k.is_empty())
+            .collect();
+        let ascii = lower
+            .iter()
+            .filter(|k| k.is_ascii())
+            .map(|k| memchr::memmem::Finder::new(k.as_bytes()).into_owned())
+            .collect();
+        Keywords { lower, ascii }
     }
-    let content = content.to_lowercase();
-    let found = keywords
-        .iter()
-        .filter(|k| content.contains(k.as_str()))
-        .count();
-    found as f64 / keywords.len() as f64
+
+    /// The share of the keywords found in `content`, case-insensitively.
+    pub fn overlap(&self, content: &str) -> f64 {
+        if self.lower.is_empty() {
+            return 0.0;
+        }
+        let found = if content.is_ascii() {
+            thread_local! {
+                static LOWER: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+            }
+            LOWER.with_borrow_mut(|lower| {
+                lower.clear();
+                lower.extend(content.bytes().map(|b| b.to_ascii_lowercase()));
+                self.ascii
+                    .iter()
+                    .filter(|k| k.find(lower).is_some())
+                    .count()
+            })
+        } else {
+            let content = content.to_lowercase();
+            self.lower
+                .iter()
+                .filter(|k| content.contains(k.as_str()))
+                .count()
+        };
+        found as f64 / self.lower.len() as f64
+    }
 }
 
 /// An observation's four factors, each in `[0, 1]`.
@@ -178,6 +220,38 @@ mod tests {
         );
         assert_eq!(half.keyword, 0.5);
         assert!((both.total() - none.total() - 0.1).abs() < 1e-12);
+    }
+
+    #[test]
+    fn the_prepared_keywords_match_as_lower_cased_substrings() {
+        let cases: &[(&str, &[&str])] = &[
+            (
+                "Moved the SOCKET code onto redb",
+                &["socket", "ReDB", "code"],
+            ),
+            ("testing the tests", &["test", "testing", "tests", "sting"]),
+            ("no match here", &["absent", "  ", "x-y"]),
+            ("Übergröße ÄRGER", &["ärger", "gröSSe", "x"]),
+            ("plain ascii", &["ärger", "ascii"]),
+            ("", &["a"]),
+        ];
+        for (content, keywords) in cases {
+            let keywords: Vec<String> = keywords.iter().map(|k| k.to_string()).collect();
+            let lower = content.to_lowercase();
+            let kept: Vec<String> = keywords
+                .iter()
+                .map(|k| k.trim().to_lowercase())
+                .filter(|k| !k.is_empty())
+                .collect();
+            let expected = kept.iter().filter(|k| lower.contains(k.as_str())).count() as f64
+                / kept.len() as f64;
+            assert_eq!(
+                Keywords::new(&keywords).overlap(content),
+                expected,
+                "{content:?} {keywords:?}"
+            );
+        }
+        assert_eq!(Keywords::new(&[]).overlap("anything"), 0.0);
     }
 
     #[test]

@@ -6,12 +6,14 @@
 //!   embedding a text;
 //! - [`vector`]: int8 unit vectors and their dot product;
 //! - [`index`]: every document's vector, scanned per query;
-//! - [`fuse`]: the pure fusion of the two similarities.
+//! - [`fuse`]: the pure fusion of the two similarities;
+//! - `wordpiece`: a WordPiece tokenizer with a compact vocabulary.
 
 pub mod fuse;
 pub mod index;
 pub mod model;
 pub mod vector;
+mod wordpiece;
 
 use std::sync::Arc;
 
@@ -62,6 +64,11 @@ impl Semantic {
     /// Sets a document's vector (`None`: it has none).
     pub fn set(&mut self, doc: DocId, vector: Option<&Vector>) {
         self.vectors.set(doc, vector);
+    }
+
+    /// How many documents have a vector.
+    pub fn vectors(&self) -> usize {
+        self.vectors.len()
     }
 
     /// Releases spare capacity.

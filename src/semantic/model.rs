@@ -4,19 +4,50 @@
 //! row) and `config.json`. A text's embedding is the mean of its tokens'
 //! vectors, normalised: no network, no transformer, microseconds per text.
 
+use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 
 use safetensors::{Dtype, SafeTensors};
 use tokenizers::Tokenizer;
 
 use super::vector::Vector;
+use super::wordpiece::WordPieceTokenizer;
+
+/// How a text becomes token ids.
+enum Encoder {
+    /// A WordPiece model, its vocabulary compacted (the common case).
+    WordPiece(Box<WordPieceTokenizer>),
+    /// Any other model, through the `tokenizers` crate as it is.
+    Other(Box<Tokenizer>),
+}
+
+impl Encoder {
+    fn new(tokenizer: Tokenizer) -> Self {
+        match WordPieceTokenizer::from_tokenizer(&tokenizer) {
+            Some(compact) => Encoder::WordPiece(Box::new(compact)),
+            None => Encoder::Other(Box::new(tokenizer)),
+        }
+    }
+
+    fn encode(&self, text: &str) -> Option<Vec<u32>> {
+        match self {
+            Encoder::WordPiece(t) => t.encode(text).ok(),
+            Encoder::Other(t) => t.encode(text, false).ok().map(|e| e.get_ids().to_vec()),
+        }
+    }
+}
 
 /// The model that ships with memd (`models/minilm-l6-static`, made by
 /// `tools/make_model.py`): all-MiniLM-L6-v2 distilled by model2vec to 128
 /// dimensions, int8.
 pub const BUILT_IN_NAME: &str = "minilm-l6-static";
-const BUILT_IN_TOKENIZER: &[u8] = include_bytes!("../../models/minilm-l6-static/tokenizer.json");
+pub(super) const BUILT_IN_TOKENIZER: &[u8] =
+    include_bytes!("../../models/minilm-l6-static/tokenizer.json");
 const BUILT_IN_TABLE: &[u8] = include_bytes!("../../models/minilm-l6-static/model.safetensors");
+/// The built-in model's fingerprint ([`model_id`] of its two files), written
+/// here rather than computed at each start, which would read all 4.5 MB of
+/// them into memory; a unit test checks it against the files.
+const BUILT_IN_ID: u64 = 0x5a09_04f8_e2a7_0cde;
 
 /// The most of a text that is embedded, in bytes: its first and last halves
 /// when longer (a pasted log), so embedding time stays bounded.
@@ -41,10 +72,12 @@ pub enum ModelError {
 pub struct Model {
     name: String,
     id: u64,
-    tokenizer: Tokenizer,
+    encoder: Encoder,
     dims: usize,
-    /// Row `r` is `rows[r * dims..][..dims]`, worth `scales[r]` per unit.
-    rows: Vec<i8>,
+    /// Row `r` is `rows[r * dims..][..dims]` (int8 components as bytes),
+    /// worth `scales[r]` per unit; the built-in model's is its compiled-in
+    /// table, not a copy.
+    rows: Cow<'static, [u8]>,
     scales: Vec<f32>,
     /// Token id -> row (model2vec's vocabulary quantisation); identity when
     /// absent.
@@ -66,7 +99,13 @@ impl std::fmt::Debug for Model {
 impl Model {
     /// The model built into memd.
     pub fn built_in() -> Result<Model, ModelError> {
-        Model::from_bytes(BUILT_IN_NAME, BUILT_IN_TOKENIZER, BUILT_IN_TABLE)
+        Model::build(
+            BUILT_IN_NAME,
+            BUILT_IN_TOKENIZER,
+            BUILT_IN_TABLE,
+            BUILT_IN_ID,
+            Cow::Borrowed,
+        )
     }
 
     /// Loads the model2vec model in `dir`.
@@ -83,7 +122,19 @@ impl Model {
     /// A model from the bytes of its `tokenizer.json` and
     /// `model.safetensors`.
     pub fn from_bytes(name: &str, tokenizer: &[u8], table: &[u8]) -> Result<Model, ModelError> {
-        let tokenizer_bytes = tokenizer;
+        let id = model_id(tokenizer, table);
+        Model::build(name, tokenizer, table, id, |rows| Cow::Owned(rows.to_vec()))
+    }
+
+    /// A model from its files' bytes and fingerprint; `keep` keeps an int8
+    /// table's bytes (borrowed when they live as long as the program).
+    fn build<'t>(
+        name: &str,
+        tokenizer: &[u8],
+        table: &'t [u8],
+        id: u64,
+        keep: impl FnOnce(&'t [u8]) -> Cow<'static, [u8]>,
+    ) -> Result<Model, ModelError> {
         let mut tokenizer =
             Tokenizer::from_bytes(tokenizer).map_err(|e| ModelError::Tokenizer(e.to_string()))?;
         tokenizer
@@ -118,13 +169,11 @@ impl Model {
         let (rows, scales) = match (embeddings.dtype(), &weights) {
             // Already int8 (as the built-in model): one scale for the table,
             // which the cosine does not depend on; taken as it is.
-            (Dtype::I8, None) => (
-                embeddings.data().iter().map(|&b| b as i8).collect(),
-                vec![1.0; tokens],
-            ),
+            (Dtype::I8, None) => (keep(embeddings.data()), vec![1.0; tokens]),
             _ => {
                 let values = floats(embeddings.dtype(), embeddings.data(), "embeddings")?;
-                quantise_rows(&values, dims, weights.as_deref())?
+                let (rows, scales) = quantise_rows(&values, dims, weights.as_deref())?;
+                (Cow::Owned(rows), scales)
             }
         };
         if let Some(mapping) = &mapping {
@@ -139,11 +188,10 @@ impl Model {
         let unknown = tokenizer
             .token_to_id("[UNK]")
             .or_else(|| tokenizer.token_to_id("<unk>"));
-        let id = model_id(tokenizer_bytes, table);
         Ok(Model {
             name: name.to_string(),
             id,
-            tokenizer,
+            encoder: Encoder::new(tokenizer),
             dims,
             rows,
             scales,
@@ -172,10 +220,10 @@ impl Model {
     /// of it is known (an empty or unknown-only text).
     pub fn embed(&self, text: &str) -> Option<Vector> {
         let text = crate::text::considered_within(text, MAX_EMBEDDED_BYTES);
-        let encoding = self.tokenizer.encode(text.as_ref(), false).ok()?;
+        let ids = self.encoder.encode(text.as_ref())?;
         let mut sum = vec![0f32; self.dims];
         let mut count = 0usize;
-        for &token in encoding.get_ids() {
+        for &token in &ids {
             if Some(token) == self.unknown {
                 continue;
             }
@@ -191,7 +239,7 @@ impl Model {
             };
             let values = &self.rows[row * self.dims..][..self.dims];
             for (s, &v) in sum.iter_mut().zip(values) {
-                *s += f32::from(v) * scale;
+                *s += f32::from(v as i8) * scale;
             }
             count += 1;
         }
@@ -278,7 +326,7 @@ fn quantise_rows(
     values: &[f32],
     dims: usize,
     weights: Option<&[f32]>,
-) -> Result<(Vec<i8>, Vec<f32>), ModelError> {
+) -> Result<(Vec<u8>, Vec<f32>), ModelError> {
     let tokens = values.len() / dims;
     if let Some(w) = weights {
         if w.len() < tokens {
@@ -302,7 +350,7 @@ fn quantise_rows(
             } else {
                 0.0
             };
-            rows.push(q.clamp(-127.0, 127.0) as i8);
+            rows.push(q.clamp(-127.0, 127.0) as i8 as u8);
         }
         scales.push(scale);
     }
@@ -320,6 +368,16 @@ mod tests {
         assert_eq!(f16_to_f32(0x0000), 0.0);
         assert!((f16_to_f32(0x3555) - 0.333_25).abs() < 1e-4);
         assert!((f16_to_f32(0x0001) - 5.96e-8).abs() < 1e-9);
+    }
+
+    #[test]
+    fn the_built_in_fingerprint_is_that_of_its_files() {
+        assert_eq!(
+            model_id(BUILT_IN_TOKENIZER, BUILT_IN_TABLE),
+            BUILT_IN_ID,
+            "{:#018x}",
+            model_id(BUILT_IN_TOKENIZER, BUILT_IN_TABLE)
+        );
     }
 
     #[test]

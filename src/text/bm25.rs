@@ -105,24 +105,30 @@ impl Similarities {
             let d = doc as usize;
             scores[d] = fuse(lexical[d], cosine(d));
         }
-        let mut by_meaning: Vec<(f32, DocId)> = Vec::new();
-        for (d, &c) in cosines.iter().enumerate() {
-            if lexical.get(d).is_none_or(|&l| l == 0.0) {
+        // The closest `max_by_meaning` by fused similarity, best first (the
+        // earlier document on a tie). `fuse` does not decrease with the
+        // cosine, so a document whose cosine is at most the last kept one's
+        // is passed over with one comparison: most are.
+        let mut by_meaning: Vec<(f32, f32, DocId)> = Vec::with_capacity(max_by_meaning + 1);
+        let mut bar = f32::NEG_INFINITY;
+        if max_by_meaning > 0 {
+            for (d, &c) in cosines.iter().enumerate() {
+                if c <= bar || lexical.get(d).is_some_and(|&l| l != 0.0) {
+                    continue;
+                }
                 let f = fuse(0.0, c);
-                if f > 0.0 {
-                    by_meaning.push((f, d as DocId));
+                if f <= 0.0 {
+                    continue;
+                }
+                let at = by_meaning.partition_point(|&(kept, _, _)| kept >= f);
+                by_meaning.insert(at, (f, c, d as DocId));
+                if by_meaning.len() >= max_by_meaning {
+                    by_meaning.truncate(max_by_meaning);
+                    bar = by_meaning[max_by_meaning - 1].1;
                 }
             }
         }
-        if by_meaning.len() > max_by_meaning {
-            if max_by_meaning == 0 {
-                by_meaning.clear();
-            } else {
-                by_meaning.select_nth_unstable_by(max_by_meaning - 1, |a, b| b.0.total_cmp(&a.0));
-                by_meaning.truncate(max_by_meaning);
-            }
-        }
-        for (f, doc) in by_meaning {
+        for (f, _, doc) in by_meaning {
             scores[doc as usize] = f;
             matched.push(doc);
         }
@@ -386,6 +392,33 @@ impl TextIndex {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn fusing_keeps_lexical_matches_and_the_closest_few_by_meaning() {
+        // Documents 0 and 1 matched by words; 2..8 only by meaning.
+        let lexical = Similarities {
+            scores: vec![0.5, 0.2, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0],
+            matched: vec![0, 1],
+            parts: None,
+        };
+        let cosines = vec![0.1, 0.9, 0.8, 0.3, 0.95, 0.8, 0.0, 0.6];
+        let fuse = |l: f32, c: f32| l + (c - 0.5).max(0.0);
+        let fused = lexical.fused_with(cosines, fuse, 2);
+        assert_eq!(fused.get(0), 0.5);
+        assert!((fused.get(1) - 0.6).abs() < 1e-6);
+        // The two closest of the rest: 4, then 2 (before 5, its equal).
+        assert_eq!(&fused.matched()[2..], &[4, 2]);
+        assert!((fused.get(4) - 0.45).abs() < 1e-6);
+        assert_eq!(fused.get(5), 0.0);
+        assert_eq!(fused.get(7), 0.0);
+        assert_eq!(fused.parts(1), Some((0.2, 0.9)));
+        let none = Similarities {
+            scores: vec![0.0; 3],
+            matched: vec![],
+            parts: None,
+        };
+        assert!(none.fused_with(vec![0.9; 3], fuse, 0).matched().is_empty());
+    }
 
     fn doc(title: &str, body: &str) -> Vec<(Field, String)> {
         vec![

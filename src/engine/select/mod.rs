@@ -10,6 +10,7 @@ use crate::knowledge::Item;
 use crate::protocol::{Kind, Query};
 use crate::render::{Entry, Note, Section};
 use crate::scoring::lesson::GateContext;
+use crate::scoring::observation::Keywords;
 use crate::scoring::rubric::RubricContext;
 use crate::text::bm25::MAX_QUERY_TERMS;
 use crate::text::tokenize::terms;
@@ -66,9 +67,9 @@ pub(super) struct QueryFacts<'q> {
     pub(super) keyword_terms: Vec<u32>,
     /// Keyword terms plus tags, repo and agent, as sorted term ids.
     pub(super) context_terms: Vec<u32>,
-    /// For seed 002's keyword match, lower case: the conversation's
-    /// keywords, or the task's terms when there are none.
-    pub(super) observation_keywords: Vec<String>,
+    /// For seed 002's keyword match: the conversation's keywords, or the
+    /// task's terms when there are none.
+    pub(super) observation_keywords: Keywords,
     /// Bloom bits of the product, the tags and the agent (0 when absent),
     /// and of the agent's core and adjacent domains.
     pub(super) product_bit: u64,
@@ -195,7 +196,7 @@ impl<'q> QueryFacts<'q> {
             home: std::env::var("HOME").ok(),
             keyword_terms,
             context_terms,
-            observation_keywords,
+            observation_keywords: Keywords::new(&observation_keywords),
         }
     }
 

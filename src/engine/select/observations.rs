@@ -16,7 +16,10 @@ pub(super) fn observations(
     out: &mut Vec<Entry>,
 ) {
     let min = observation::min_score(facts.query.mode);
-    let mut scored: Vec<_> = items
+    // Each observation's score without the keyword match, which adds at
+    // most its weight: those that cannot reach the threshold even with it
+    // leave here.
+    let mut bounded: Vec<_> = items
         .iter()
         .filter_map(|live| {
             let Features::Observation {
@@ -30,20 +33,32 @@ pub(super) fn observations(
             let hours_ago = (now - created_at) as f64 / SECS_PER_HOUR;
             // Agents compare by the 64-bit hash of their normalised name.
             let same_agent = *agent != 0 && *agent == facts.agent_hash;
-            let mut s = observation::score(*kind, hours_ago, same_agent, 0.0);
-            // The keyword match adds at most its weight: skip the text
-            // search when even a full match cannot reach the threshold.
-            if s.total() + observation::KEYWORD_WEIGHT < min {
-                return None;
-            }
-            let Body::Observation(o) = &live.item.body else {
-                return None;
-            };
-            s.keyword = observation::keyword_overlap(&o.content, &facts.observation_keywords);
-            let total = s.total();
-            (total >= min && !facts.excluded(&live.item)).then_some((live, s, total, hours_ago))
+            let s = observation::score(*kind, hours_ago, same_agent, 0.0);
+            let bound = s.total() + observation::KEYWORD_WEIGHT;
+            (bound >= min && !facts.excluded(&live.item)).then_some((live, s, bound, hours_ago))
         })
         .collect();
+    bounded.sort_unstable_by(|a, b| b.2.total_cmp(&a.2));
+    // The keyword match (a text search) in bound order, until no bound can
+    // reach the fifth best total.
+    let mut scored = Vec::new();
+    let mut best_totals: Vec<f64> = Vec::new();
+    for (live, mut s, bound, hours_ago) in bounded {
+        if best_totals.len() >= MAX_OBSERVATIONS && bound < best_totals[MAX_OBSERVATIONS - 1] {
+            break;
+        }
+        let Body::Observation(o) = &live.item.body else {
+            continue;
+        };
+        s.keyword = facts.observation_keywords.overlap(&o.content);
+        let total = s.total();
+        if total >= min {
+            let at = best_totals.partition_point(|&t| t >= total);
+            best_totals.insert(at, total);
+            best_totals.truncate(MAX_OBSERVATIONS);
+            scored.push((live, s, total, hours_ago));
+        }
+    }
     top_k(&mut scored, MAX_OBSERVATIONS, |a, b| {
         b.2.total_cmp(&a.2)
             .then_with(|| a.0.item.id.cmp(&b.0.item.id))
