@@ -68,6 +68,16 @@ Usage:
   memctl log [ID] [--sort score]
                               learned per-tag relevance (seed 001's format)
   memctl export               all learned state as YAML
+  memctl add KIND FIELDS [--tags A,B] [--personal]
+                              add an item to the knowledge files: KIND is
+                              lesson (--text), gotcha (--title --fix),
+                              anti_pattern (--name --problem --instead) or
+                              pattern (--name --problem --solution
+                              [--when-to-use] [--code]); any of them
+                              [--category C]. It goes to <repo>/.memd/ (the
+                              repository of the working directory), or with
+                              --personal to the first configured root; the
+                              file is appended to, never rewritten
   memctl evaluate [--limit N] [--force SESSION]
                               judge finished sessions (progress on stderr)
   memctl install [--project DIR] [--dry-run] [--no-service] [--agent ROLE]
@@ -135,7 +145,24 @@ struct Args {
     dry_run: bool,
     no_service: bool,
     project: Option<PathBuf>,
+    /// `memctl add`'s item fields, by name.
+    fields: Vec<(String, String)>,
+    personal: bool,
 }
+
+/// `memctl add`'s field options.
+const FIELD_OPTIONS: [&str; 10] = [
+    "text",
+    "title",
+    "fix",
+    "name",
+    "problem",
+    "instead",
+    "solution",
+    "when-to-use",
+    "code",
+    "category",
+];
 
 fn parse() -> Result<Option<Args>, Box<dyn std::error::Error>> {
     let mut parser = lexopt::Parser::from_env();
@@ -159,6 +186,8 @@ fn parse() -> Result<Option<Args>, Box<dyn std::error::Error>> {
         dry_run: false,
         no_service: false,
         project: None,
+        fields: Vec::new(),
+        personal: false,
     };
     let q = &mut args.query;
     while let Some(arg) = parser.next()? {
@@ -178,6 +207,12 @@ fn parse() -> Result<Option<Args>, Box<dyn std::error::Error>> {
             Long("dry-run") => args.dry_run = true,
             Long("no-service") => args.no_service = true,
             Long("project") => args.project = Some(parser.value()?.into()),
+            Long("personal") => args.personal = true,
+            Long(name) if FIELD_OPTIONS.contains(&name) => {
+                let name = name.replace('-', "_");
+                let value = parser.value()?.string()?;
+                args.fields.push((name, value));
+            }
             Long("relevant") => args.relevant = Some(true),
             Long("irrelevant") => args.relevant = Some(false),
             Long("applied") => args.applied = true,
@@ -306,6 +341,17 @@ fn run() -> Result<ExitCode, Box<dyn std::error::Error>> {
             sort_by_score: args.sort_by_score,
         },
         "export" => RequestBody::Export,
+        "add" => RequestBody::Add(memd::protocol::NewItem {
+            kind: one("a kind (lesson, gotcha, anti_pattern, pattern)")?.parse()?,
+            fields: args.fields.clone(),
+            tags: args.query.tags.clone(),
+            scope: if args.personal {
+                memd::protocol::AddScope::Personal
+            } else {
+                memd::protocol::AddScope::Project
+            },
+            query: args.query.clone(),
+        }),
         "evaluate" => RequestBody::Evaluate {
             limit: 1,
             force: args.force.clone(),

@@ -16,6 +16,7 @@ pub fn reply(reply: &Reply, elapsed: Duration) {
         ),
         Reply::Status(status) => print_status(status),
         Reply::Noted => outln!("noted"),
+        Reply::Added { id, file } => outln!("added {id} to {file}"),
         Reply::Answer(answer) => {
             if !answer.block.is_empty() {
                 outln!("{}", answer.block);

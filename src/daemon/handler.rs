@@ -21,7 +21,7 @@ use crate::engine::{Answered, Application};
 use crate::store::Store;
 
 /// How long a request waits for the indexer (reload, project registration).
-const INDEXER_WAIT: Duration = Duration::from_secs(30);
+pub(super) const INDEXER_WAIT: Duration = Duration::from_secs(30);
 /// Working directories remembered as resolved to a project (or none).
 const PLACES_CAP: usize = 4096;
 /// Search results when the request asks for none.
@@ -89,6 +89,7 @@ impl Handler {
                     }
                 }
             }
+            RequestBody::Add(new) => super::writer::add(self, new),
             RequestBody::Feedback { id, relevant, tags } => {
                 learning::feedback(&self.shared, &self.store, &id, relevant, tags)
             }
@@ -250,7 +251,7 @@ impl Handler {
     /// Registers the repository a query comes from, the first time a query
     /// names it, so its `.claude/memory` and `.memd` are loaded before the
     /// answer.
-    fn register_place(&self, query: &Query) {
+    pub(super) fn register_place(&self, query: &Query) {
         let Some(place) = query
             .repo
             .as_deref()

@@ -21,6 +21,7 @@ pub mod recorder;
 pub mod server;
 pub mod state;
 pub mod watch;
+pub mod writer;
 
 use std::collections::HashMap;
 use std::fs::{File, OpenOptions};

@@ -50,6 +50,8 @@ pub enum Message {
     Reload(Sender<ReindexReport>),
     /// Register a project (a repository path), load its roots, then answer.
     Register(PathBuf, Sender<()>),
+    /// memd wrote this file (an added item): apply it now, then answer.
+    Written(PathBuf, Sender<()>),
     /// Stop.
     Shutdown,
 }
@@ -156,6 +158,12 @@ impl Indexer {
                 }
                 Ok(Message::Register(repo, reply)) => {
                     self.register(&repo);
+                    let _ = reply.send(());
+                }
+                Ok(Message::Written(path, reply)) => {
+                    // Its directory may be new (a project's first `.memd`).
+                    self.watch_roots();
+                    self.apply_paths(BTreeSet::from([path]));
                     let _ = reply.send(());
                 }
                 Ok(Message::Shutdown) | Err(RecvTimeoutError::Disconnected) => break,

@@ -446,6 +446,18 @@ impl Engine {
         self.live_in(id, scope).map(|l| &l.item)
     }
 
+    /// Whether an item claims `id` where a new item of `scope` would be
+    /// seen: in the project `scope` or globally; for a global item, in any
+    /// scope (a global item is seen from every project).
+    pub fn id_taken(&self, id: &str, scope: ScopeId) -> bool {
+        if scope == GLOBAL {
+            self.ids.keys().any(|(_, claimed)| claimed == id)
+        } else {
+            self.ids.contains_key(&(GLOBAL, id.to_string()))
+                || self.ids.contains_key(&(scope, id.to_string()))
+        }
+    }
+
     /// The live entry behind [`Engine::get_in`].
     pub(crate) fn live_in(&self, id: &str, scope: ScopeId) -> Option<&Live> {
         let key = (GLOBAL, id.to_string());

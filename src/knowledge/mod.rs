@@ -1,6 +1,7 @@
 //! Knowledge files: reading them safely, parsing with positions, reading
 //! every item kind, and finding files under a root.
 
+pub mod append;
 pub mod fields;
 pub mod file;
 pub mod item;

@@ -90,6 +90,32 @@ pub enum RequestBody {
     /// What a hook call came to, sent by the hook after its answer (for
     /// `status`).
     Hook(HookCall),
+    /// Adds a new item to a knowledge file (`memctl add`, the MCP tool
+    /// `remember`).
+    Add(NewItem),
+}
+
+/// An item to add, and where.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct NewItem {
+    /// lesson, gotcha, anti_pattern or pattern.
+    pub kind: Kind,
+    /// The kind's fields by name (`text`; `title`, `fix`; ...), as text.
+    pub fields: Vec<(String, String)>,
+    pub tags: Vec<String>,
+    pub scope: AddScope,
+    /// Where the caller is (`cwd`, `repo`): which project.
+    pub query: Query,
+}
+
+/// Where a new item goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AddScope {
+    /// `<repo>/.memd/`, seen only from inside that repository.
+    Project,
+    /// The first configured root, seen everywhere.
+    Personal,
 }
 
 /// One call of `memctl hook`, as the hook saw it.
@@ -252,6 +278,8 @@ pub enum Reply {
     Evaluated(EvaluateReport),
     /// To `hook`: noted.
     Noted,
+    /// To `add`: the new item's id and the file it was appended to.
+    Added { id: String, file: String },
 }
 
 /// One session's evaluation.

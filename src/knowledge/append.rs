@@ -1,0 +1,363 @@
+//! Adding one item to a knowledge file's text by appending to it: the
+//! existing text, comments and formatting stay byte for byte, and the
+//! result is accepted only when the loader reads it back with the new item
+//! as given and every old item as it was. Writing the file is the daemon's
+//! part (`daemon::writer`).
+
+use std::path::Path;
+use std::sync::Arc;
+
+use crate::protocol::Kind;
+
+use super::file::{parse_file, FileKind, FileLoad};
+use super::kinds::COLLECTION_KEYS;
+use super::Item;
+
+/// The kinds that can be added, each with its required and optional
+/// fields (SPEC section 3), all text.
+pub const ADDABLE: [(Kind, &[&str], &[&str]); 4] = [
+    (Kind::Lesson, &["text"], &["category"]),
+    (Kind::Gotcha, &["title", "fix"], &["category"]),
+    (
+        Kind::AntiPattern,
+        &["name", "problem", "instead"],
+        &["category"],
+    ),
+    (
+        Kind::Pattern,
+        &["name", "problem", "solution"],
+        &["when_to_use", "code", "category"],
+    ),
+];
+
+/// Why an item cannot be added.
+#[derive(Debug, thiserror::Error, PartialEq)]
+pub enum AppendError {
+    #[error("a {0} cannot be added; lesson, gotcha, anti_pattern and pattern can")]
+    Kind(Kind),
+    #[error("a {kind} needs `{field}`")]
+    Missing { kind: Kind, field: &'static str },
+    #[error("a {kind} has no field `{field}`; it takes {allowed}")]
+    Unknown {
+        kind: Kind,
+        field: String,
+        allowed: String,
+    },
+    #[error("`{0}` is given twice")]
+    Twice(String),
+    #[error("{0}: it is not written to until it is fixed")]
+    Broken(String),
+    #[error("{0} is not a collections document (it holds {1}): it is not written to")]
+    NotCollections(String, String),
+    #[error(
+        "{0}: the new item cannot be appended without rewriting the file ({1}); add it by hand"
+    )]
+    CannotAppend(String, String),
+}
+
+/// The file name a kind's items are added to.
+pub fn file_name(kind: Kind) -> &'static str {
+    match kind {
+        Kind::Pattern => "patterns.yaml",
+        Kind::AntiPattern => "anti-patterns.yaml",
+        Kind::Gotcha => "gotchas.yaml",
+        _ => "lessons.yaml",
+    }
+}
+
+/// Checks `fields` against `kind`'s: every required one present and not
+/// blank, no unknown or repeated one.
+pub fn check_fields(kind: Kind, fields: &[(String, String)]) -> Result<(), AppendError> {
+    let Some(&(_, required, optional)) = ADDABLE.iter().find(|(k, _, _)| *k == kind) else {
+        return Err(AppendError::Kind(kind));
+    };
+    for (i, (name, _)) in fields.iter().enumerate() {
+        if !required.contains(&name.as_str()) && !optional.contains(&name.as_str()) {
+            let allowed: Vec<&str> = required.iter().chain(optional).copied().collect();
+            return Err(AppendError::Unknown {
+                kind,
+                field: name.clone(),
+                allowed: allowed.join(", "),
+            });
+        }
+        if fields[..i].iter().any(|(n, _)| n == name) {
+            return Err(AppendError::Twice(name.clone()));
+        }
+    }
+    for &field in required {
+        if !fields
+            .iter()
+            .any(|(n, v)| n == field && !v.trim().is_empty())
+        {
+            return Err(AppendError::Missing { kind, field });
+        }
+    }
+    Ok(())
+}
+
+/// The items of `existing` (the file's current bytes; `None` when it does
+/// not exist yet), refusing a file that does not load cleanly.
+pub fn current_items(path: &Path, existing: Option<&[u8]>) -> Result<Vec<Item>, AppendError> {
+    let Some(bytes) = existing.filter(|b| !b.iter().all(u8::is_ascii_whitespace)) else {
+        return Ok(Vec::new());
+    };
+    let load = parse_file(Arc::from(path), bytes);
+    loaded_cleanly(path, load)
+}
+
+fn loaded_cleanly(path: &Path, load: FileLoad) -> Result<Vec<Item>, AppendError> {
+    if let Some(first) = load.errors.first() {
+        return Err(AppendError::Broken(first.to_string()));
+    }
+    match &load.kind {
+        FileKind::Collections => Ok(load.items),
+        other => Err(AppendError::NotCollections(
+            path.display().to_string(),
+            format!("{other:?}").to_lowercase(),
+        )),
+    }
+}
+
+/// `existing` with the item `id` of `kind` appended, its `fields` and
+/// `tags` as given. The caller has checked the fields
+/// ([`check_fields`]) and that the id is free.
+pub fn append(
+    path: &Path,
+    existing: Option<&str>,
+    kind: Kind,
+    id: &str,
+    fields: &[(String, String)],
+    tags: &[String],
+) -> Result<String, AppendError> {
+    let before = current_items(path, existing.map(str::as_bytes))?;
+    let key = COLLECTION_KEYS
+        .iter()
+        .find(|(_, k)| *k == kind)
+        .map(|(key, _)| *key)
+        .ok_or(AppendError::Kind(kind))?;
+    let text = existing.unwrap_or("");
+    let mut out = String::with_capacity(text.len() + 256);
+    out.push_str(text);
+    if !out.is_empty() && !out.ends_with('\n') {
+        out.push('\n');
+    }
+    let blank = text.trim().is_empty();
+    match (!blank).then(|| list_indent(text, key)).flatten() {
+        // The kind's list is there: the item goes at its end, which must
+        // be the end of the file (checked below by reading it back).
+        Some(indent) => out.push_str(&entry(&indent, id, fields, tags)),
+        None => {
+            if blank {
+                out.clear();
+            }
+            out.push_str(key);
+            out.push_str(":\n");
+            out.push_str(&entry("  ", id, fields, tags));
+        }
+    }
+    let after = loaded_cleanly(path, parse_file(Arc::from(path), out.as_bytes()))
+        .map_err(|e| AppendError::CannotAppend(path.display().to_string(), e.to_string()))?;
+    let unchanged = after.len() == before.len() + 1
+        && before.iter().all(|a| after.iter().any(|b| same_item(a, b)));
+    let added = after.iter().find(|i| i.id == id);
+    match added {
+        Some(item) if unchanged && item.kind() == kind => Ok(out),
+        _ => Err(AppendError::CannotAppend(
+            path.display().to_string(),
+            format!("its `{key}` list is not the last thing in it"),
+        )),
+    }
+}
+
+fn same_item(a: &Item, b: &Item) -> bool {
+    a.id == b.id && a.tags == b.tags && a.kind() == b.kind() && a.source.pos == b.source.pos
+}
+
+/// The indentation of the items of the top-level `key:` list, when the
+/// file has one in block style.
+fn list_indent(text: &str, key: &str) -> Option<String> {
+    let mut lines = text.lines();
+    lines.find(|line| {
+        line.strip_prefix(key)
+            .and_then(|rest| rest.strip_prefix(':'))
+            .is_some_and(|rest| {
+                let rest = rest.trim();
+                rest.is_empty() || rest.starts_with('#')
+            })
+    })?;
+    let first = lines.find(|l| {
+        let t = l.trim_start();
+        !t.is_empty() && !t.starts_with('#')
+    })?;
+    let indent = &first[..first.len() - first.trim_start().len()];
+    first
+        .trim_start()
+        .starts_with("- ")
+        .then(|| indent.to_string())
+}
+
+/// One item as YAML, every value a double-quoted scalar (a JSON string is
+/// one), so no text can change the document's structure.
+fn entry(indent: &str, id: &str, fields: &[(String, String)], tags: &[String]) -> String {
+    let quote = |s: &str| serde_json::to_string(s).unwrap_or_else(|_| "\"\"".to_string());
+    let mut out = format!("{indent}- id: {}\n", quote(id));
+    for (name, value) in fields {
+        out.push_str(&format!("{indent}  {name}: {}\n", quote(value)));
+    }
+    if !tags.is_empty() {
+        let tags: Vec<String> = tags.iter().map(|t| quote(t)).collect();
+        out.push_str(&format!("{indent}  tags: [{}]\n", tags.join(", ")));
+    }
+    out
+}
+
+/// An id for a new item: the kind and the first words of its title (or
+/// text), then `-2`, `-3`... until `taken` says no.
+pub fn new_id(kind: Kind, title: &str, taken: impl Fn(&str) -> bool) -> String {
+    let mut slug = String::new();
+    for word in title
+        .split(|c: char| !c.is_ascii_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .take(6)
+    {
+        if slug.len() + word.len() > 40 {
+            break;
+        }
+        if !slug.is_empty() {
+            slug.push('-');
+        }
+        slug.push_str(&word.to_ascii_lowercase());
+    }
+    let prefix = kind.to_string().replace('_', "-");
+    let base = if slug.is_empty() {
+        prefix
+    } else {
+        format!("{prefix}-{slug}")
+    };
+    let mut id = base.clone();
+    let mut n = 2;
+    while taken(&id) {
+        id = format!("{base}-{n}");
+        n += 1;
+    }
+    id
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fields(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    }
+
+    const LESSONS: &str = "# Our lessons. Keep this comment.\nlessons:\n    # the first one\n    - id: L-1\n      text: \"first\"   # trailing comment\n\n";
+
+    #[test]
+    fn appending_keeps_the_file_byte_for_byte() {
+        let path = Path::new("lessons.yaml");
+        let tags = vec!["ci".to_string()];
+        let out = append(
+            path,
+            Some(LESSONS),
+            Kind::Lesson,
+            "lesson-x",
+            &fields(&[("text", "Say \"why\":\n- not a list")]),
+            &tags,
+        )
+        .unwrap();
+        assert!(out.starts_with(LESSONS), "{out}");
+        let items = current_items(path, Some(out.as_bytes())).unwrap();
+        assert_eq!(items.len(), 2);
+        let Body::Lesson(l) = &items[1].body else {
+            panic!()
+        };
+        assert_eq!(l.text, "Say \"why\":\n- not a list");
+        assert_eq!(items[1].tags, tags);
+        assert!(out.ends_with("    - id: \"lesson-x\"\n      text: \"Say \\\"why\\\":\\n- not a list\"\n      tags: [\"ci\"]\n"), "{out}");
+    }
+
+    use crate::knowledge::Body;
+
+    #[test]
+    fn a_new_file_or_a_new_key_gets_the_list() {
+        let path = Path::new("x.yaml");
+        let f = fields(&[("title", "T"), ("fix", "F")]);
+        let out = append(path, None, Kind::Gotcha, "g", &f, &[]).unwrap();
+        assert_eq!(
+            out,
+            "gotchas:\n  - id: \"g\"\n    title: \"T\"\n    fix: \"F\"\n"
+        );
+        let out = append(path, Some(LESSONS.trim_end()), Kind::Gotcha, "g", &f, &[]).unwrap();
+        assert!(out.starts_with(LESSONS.trim_end()));
+        assert_eq!(current_items(path, Some(out.as_bytes())).unwrap().len(), 2);
+    }
+
+    #[test]
+    fn a_file_it_cannot_append_to_is_left_alone() {
+        let path = Path::new("x.yaml");
+        let f = fields(&[("text", "t")]);
+        // The list is not at the end.
+        let text = "lessons:\n  - id: a\n    text: b\ngotchas: []\n";
+        let err = append(path, Some(text), Kind::Lesson, "n", &f, &[]).unwrap_err();
+        assert!(matches!(err, AppendError::CannotAppend(..)), "{err}");
+        // Flow style.
+        let err = append(path, Some("lessons: []\n"), Kind::Lesson, "n", &f, &[]).unwrap_err();
+        assert!(matches!(err, AppendError::CannotAppend(..)), "{err}");
+        // A file that does not parse.
+        let err = append(path, Some("lessons: [\n"), Kind::Lesson, "n", &f, &[]).unwrap_err();
+        assert!(matches!(err, AppendError::Broken(_)), "{err}");
+        assert!(err.to_string().starts_with("x.yaml:"), "{err}");
+        // An item with an error is a broken file too.
+        let err = append(
+            path,
+            Some("lessons:\n  - id: a\n"),
+            Kind::Lesson,
+            "n",
+            &f,
+            &[],
+        )
+        .unwrap_err();
+        assert!(matches!(err, AppendError::Broken(_)), "{err}");
+    }
+
+    #[test]
+    fn fields_are_checked_against_the_kind() {
+        assert_eq!(
+            check_fields(Kind::Lesson, &fields(&[("text", "t")])),
+            Ok(())
+        );
+        assert_eq!(
+            check_fields(Kind::Gotcha, &fields(&[("title", "t"), ("fix", " ")])),
+            Err(AppendError::Missing {
+                kind: Kind::Gotcha,
+                field: "fix"
+            })
+        );
+        assert!(matches!(
+            check_fields(Kind::Lesson, &fields(&[("text", "t"), ("body", "b")])),
+            Err(AppendError::Unknown { .. })
+        ));
+        assert!(matches!(
+            check_fields(Kind::Lesson, &fields(&[("text", "t"), ("text", "u")])),
+            Err(AppendError::Twice(_))
+        ));
+        assert_eq!(
+            check_fields(Kind::Observation, &[]),
+            Err(AppendError::Kind(Kind::Observation))
+        );
+    }
+
+    #[test]
+    fn ids_are_made_from_the_title_and_kept_unique() {
+        let taken = ["gotcha-redb-compaction-stalls".to_string()];
+        let id = new_id(Kind::Gotcha, "redb: compaction stalls!", |id| {
+            taken.contains(&id.to_string())
+        });
+        assert_eq!(id, "gotcha-redb-compaction-stalls-2");
+        assert_eq!(new_id(Kind::AntiPattern, "¿?", |_| false), "anti-pattern");
+    }
+}
