@@ -116,21 +116,21 @@ fn an_existing_file_keeps_its_bytes_and_a_broken_one_is_not_touched() {
     assert!(left.is_empty(), "{left:?}");
 }
 
+/// `memctl add lesson` from `dir`, which must fail.
+fn refused_lesson_from(daemon: &Daemon, dir: &std::path::Path) -> std::process::Output {
+    let cwd = dir.display().to_string();
+    let out = daemon.memctl(&["add", "lesson", "--text", "t", "--cwd", &cwd]);
+    assert!(!out.status.success(), "{}", stdout(&out));
+    out
+}
+
 #[test]
 fn outside_a_repository_the_project_scope_is_refused() {
     let sandbox = Sandbox::new();
     let daemon = Daemon::start(&sandbox);
     let nowhere = sandbox.dir.path().join("plain");
     std::fs::create_dir_all(&nowhere).unwrap();
-    let out = daemon.memctl(&[
-        "add",
-        "lesson",
-        "--text",
-        "t",
-        "--cwd",
-        &nowhere.display().to_string(),
-    ]);
-    assert!(!out.status.success());
+    let out = refused_lesson_from(&daemon, &nowhere);
     assert!(
         stderr(&out).contains("not inside a repository"),
         "{}",
@@ -146,15 +146,7 @@ fn a_linked_project_directory_is_not_written_through() {
     std::fs::create_dir_all(&elsewhere).unwrap();
     std::os::unix::fs::symlink(&elsewhere, repo.join(".memd")).unwrap();
     let daemon = Daemon::start(&sandbox);
-    let out = daemon.memctl(&[
-        "add",
-        "lesson",
-        "--text",
-        "t",
-        "--cwd",
-        &repo.display().to_string(),
-    ]);
-    assert!(!out.status.success());
+    let out = refused_lesson_from(&daemon, &repo);
     assert!(stderr(&out).contains("not a directory"), "{}", stderr(&out));
     assert_eq!(std::fs::read_dir(&elsewhere).unwrap().count(), 0);
 }
