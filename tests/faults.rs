@@ -13,8 +13,8 @@ use std::process::Command;
 use std::time::Duration;
 
 use common::{
-    eventually, gotcha, json_frame, memctl_path, read_json_frame, serve_args, stderr, stdout,
-    title_of, Daemon, Rng, Sandbox,
+    eventually, gotcha, json_frame, memctl_path, read_json_frame, serve_args, spawn_prompt_hook,
+    stderr, stdout, title_of, Daemon, Rng, Sandbox,
 };
 use serde_json::Value;
 
@@ -135,15 +135,7 @@ fn memctl_and_the_hook_refuse_a_daemon_run_by_another_user() {
         "{}",
         stderr(&out)
     );
-    let mut hook = Command::new(memctl_path())
-        .args(["hook", "claude", "UserPromptSubmit", "--socket"])
-        .arg(&socket)
-        .env("XDG_STATE_HOME", sandbox.dir.path().join("hook-state"))
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut hook = spawn_prompt_hook(&socket, &sandbox.dir.path().join("hook-state"));
     hook.stdin
         .take()
         .unwrap()
@@ -947,15 +939,7 @@ fn a_hook_with_its_output_closed_exits_0_without_a_panic() {
     let sandbox = Sandbox::new();
     sandbox.write("g.yaml", gotcha("G-1", "database pool"));
     let daemon = Daemon::start(&sandbox);
-    let mut hook = Command::new(memctl_path())
-        .args(["hook", "claude", "UserPromptSubmit", "--socket"])
-        .arg(&daemon.socket)
-        .env("XDG_STATE_HOME", sandbox.dir.path().join("hook-state"))
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut hook = spawn_prompt_hook(&daemon.socket, &sandbox.dir.path().join("hook-state"));
     drop(hook.stdout.take());
     hook.stdin
         .take()

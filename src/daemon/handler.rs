@@ -252,12 +252,7 @@ impl Handler {
     /// names it, so its `.claude/memory` and `.memd` are loaded before the
     /// answer.
     pub(super) fn register_place(&self, query: &Query) {
-        let Some(place) = query
-            .repo
-            .as_deref()
-            .filter(|r| r.starts_with('/'))
-            .or(query.cwd.as_deref().filter(|c| c.starts_with('/')))
-        else {
+        let Some(place) = query.place() else {
             return;
         };
         let repo = {

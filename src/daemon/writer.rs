@@ -63,11 +63,8 @@ fn write(handler: &Handler, new: &NewItem) -> Result<(String, PathBuf), WriteErr
         AddScope::Project => {
             let place = new
                 .query
-                .repo
-                .as_deref()
-                .filter(|r| r.starts_with('/'))
-                .or(new.query.cwd.as_deref())
-                .ok_or_else(|| WriteError::Place("no working directory given".into()))?;
+                .place()
+                .ok_or_else(|| WriteError::Place("no absolute working directory given".into()))?;
             let repo = repository_of(Path::new(place)).ok_or_else(|| {
                 WriteError::Place(format!(
                     "{place} is not inside a repository (no .git or .memd above it); use the personal scope"
@@ -98,21 +95,12 @@ fn write(handler: &Handler, new: &NewItem) -> Result<(String, PathBuf), WriteErr
                 .map_err(|_| WriteError::Place(format!("{} is not UTF-8", path.display())))
         })
         .transpose()?;
-    let in_file: Vec<String> = append::current_items(&path, existing.map(str::as_bytes))?
-        .into_iter()
-        .map(|i| i.id)
-        .collect();
-    let title = ["title", "name", "text"]
-        .iter()
-        .find_map(|f| new.fields.iter().find(|(n, _)| n == f))
-        .map_or("", |(_, v)| v.as_str());
-    let id = {
+    let (id, text) = {
         let k = handler.shared.read();
-        append::new_id(new.kind, title, |id| {
-            k.engine.id_taken(id, scope) || in_file.iter().any(|i| i == id)
-        })
+        append::add(&path, existing, new.kind, &new.fields, &new.tags, |id| {
+            k.engine.id_taken(id, scope)
+        })?
     };
-    let text = append::append(&path, existing, new.kind, &id, &new.fields, &new.tags)?;
     replace(&path, text.as_bytes())?;
     let (tx, rx) = mpsc::channel();
     if handler

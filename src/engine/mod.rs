@@ -221,12 +221,7 @@ impl Engine {
     /// The scope a query runs in: the registered project containing its
     /// `repo` (when a path) or else its `cwd`; [`GLOBAL`] outside any.
     pub fn scope_of(&self, query: &Query) -> ScopeId {
-        let place = query
-            .repo
-            .as_deref()
-            .filter(|r| r.starts_with('/'))
-            .or(query.cwd.as_deref());
-        let Some(place) = place.map(Path::new) else {
+        let Some(place) = query.place().map(Path::new) else {
             return GLOBAL;
         };
         self.projects
@@ -851,6 +846,16 @@ mod pruning_tests {
     use crate::knowledge::parse_file;
     use crate::scoring::rubric::{score_pattern, select_patterns, RubricContext};
 
+    /// A seeded generator of numbers below its argument.
+    fn below(mut seed: u64) -> impl FnMut(usize) -> usize {
+        move |n| {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (seed >> 33) as usize % n
+        }
+    }
+
     /// The ids `query` shows, in order.
     fn shown(engine: &Engine, query: &Query) -> Vec<String> {
         engine
@@ -870,13 +875,7 @@ mod pruning_tests {
         let roles = ["backend-engineer", "qa-engineer", "devops-engineer"];
         let products = ["payflow", "ledger", "dashboard"];
         let mut yaml = String::from("patterns:\n");
-        let mut seed = 7u64;
-        let mut next = |n: usize| {
-            seed = seed
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            (seed >> 33) as usize % n
-        };
+        let mut next = below(7u64);
         for i in 0..400 {
             yaml.push_str(&format!(
                 "  - id: P{i}\n    name: {} {}\n    problem: {} {} {}\n    solution: {}\n    roles: [{}]\n    adjacent_roles: [{}]\n    category: {}\n    learned_from: {{ product: {}, date: 2026-11-{:02} }}\n    stack: [{}]\n    confidence: {}\n    times_applied: {}\n",
@@ -940,13 +939,7 @@ mod pruning_tests {
             "decision", "problem", "warning", "success", "pattern", "bugfix",
         ];
         let agents = ["backend-engineer", "qa-engineer"];
-        let mut seed = 11u64;
-        let mut next = |n: usize| {
-            seed = seed
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            (seed >> 33) as usize % n
-        };
+        let mut next = below(11u64);
         let mut jsonl = String::new();
         for i in 0..300 {
             jsonl.push_str(&format!(

@@ -97,7 +97,7 @@ pub fn check_fields(kind: Kind, fields: &[(String, String)]) -> Result<(), Appen
 
 /// The items of `existing` (the file's current bytes; `None` when it does
 /// not exist yet), refusing a file that does not load cleanly.
-pub fn current_items(path: &Path, existing: Option<&[u8]>) -> Result<Vec<Item>, AppendError> {
+fn current_items(path: &Path, existing: Option<&[u8]>) -> Result<Vec<Item>, AppendError> {
     let Some(bytes) = existing.filter(|b| !b.iter().all(u8::is_ascii_whitespace)) else {
         return Ok(Vec::new());
     };
@@ -119,9 +119,9 @@ fn loaded_cleanly(path: &Path, load: FileLoad) -> Result<Vec<Item>, AppendError>
 }
 
 /// `existing` with the item `id` of `kind` appended, its `fields` and
-/// `tags` as given. The caller has checked the fields
-/// ([`check_fields`]) and that the id is free.
-pub fn append(
+/// `tags` as given (the tests' way in; [`add`] also makes the id).
+#[cfg(test)]
+fn append(
     path: &Path,
     existing: Option<&str>,
     kind: Kind,
@@ -130,6 +130,43 @@ pub fn append(
     tags: &[String],
 ) -> Result<String, AppendError> {
     let before = current_items(path, existing.map(str::as_bytes))?;
+    append_to(path, existing, &before, kind, id, fields, tags)
+}
+
+/// `existing` with a new item of `kind` appended, its `fields` and `tags`
+/// as given, under a new id ([`new_id`] from the title, name or text, free
+/// by `taken` and in the file itself); returns the id and the text. The
+/// caller has checked the fields ([`check_fields`]).
+pub fn add(
+    path: &Path,
+    existing: Option<&str>,
+    kind: Kind,
+    fields: &[(String, String)],
+    tags: &[String],
+    taken: impl Fn(&str) -> bool,
+) -> Result<(String, String), AppendError> {
+    let before = current_items(path, existing.map(str::as_bytes))?;
+    let title = ["title", "name", "text"]
+        .iter()
+        .find_map(|f| fields.iter().find(|(n, _)| n == f))
+        .map_or("", |(_, v)| v.as_str());
+    let id = new_id(kind, title, |id| {
+        taken(id) || before.iter().any(|i| i.id == id)
+    });
+    let text = append_to(path, existing, &before, kind, &id, fields, tags)?;
+    Ok((id, text))
+}
+
+/// The text with the item appended, given the items `existing` holds.
+fn append_to(
+    path: &Path,
+    existing: Option<&str>,
+    before: &[Item],
+    kind: Kind,
+    id: &str,
+    fields: &[(String, String)],
+    tags: &[String],
+) -> Result<String, AppendError> {
     let key = COLLECTION_KEYS
         .iter()
         .find(|(_, k)| *k == kind)

@@ -175,6 +175,15 @@ impl Default for Query {
 }
 
 impl Query {
+    /// Where the query is asked from: its `repo` when that is a path, else
+    /// its `cwd`; only an absolute path.
+    pub fn place(&self) -> Option<&str> {
+        self.repo
+            .as_deref()
+            .filter(|r| r.starts_with('/'))
+            .or(self.cwd.as_deref().filter(|c| c.starts_with('/')))
+    }
+
     /// The command-line options that set a query's fields, shared by
     /// `memd query` and `memctl`.
     pub const OPTIONS: [&'static str; 15] = [

@@ -89,6 +89,20 @@ pub fn memctl_path() -> PathBuf {
     path
 }
 
+/// `memctl hook claude UserPromptSubmit` on `socket`, started with its
+/// state under `state_home` and every stream piped.
+pub fn spawn_prompt_hook(socket: &Path, state_home: &Path) -> std::process::Child {
+    Command::new(memctl_path())
+        .args(["hook", "claude", "UserPromptSubmit", "--socket"])
+        .arg(socket)
+        .env("XDG_STATE_HOME", state_home)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
 /// Appends `serve --config CONFIG --data-dir DATA --socket SOCKET` to a
 /// command that runs `memd` (directly, or through `setpriv`).
 pub fn serve_args<'c>(
