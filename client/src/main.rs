@@ -33,6 +33,7 @@ mod doctor;
 mod env_tags;
 mod hook;
 mod install;
+mod mcp;
 mod peer;
 mod print;
 
@@ -57,9 +58,10 @@ Usage:
   memctl get ID               one item
   memctl search TEXT [--limit N]
   memctl reload               re-read every root now
-  memctl feedback ID --relevant|--irrelevant [--tags A,B]
+  memctl feedback ID --relevant|--irrelevant [--tags A,B] [--note TEXT]
                               direct feedback (weight 2.0) for those tags, or
                               for the tags of the query that last showed it
+                              (the note goes to memd's log with it)
   memctl track ID [--applied] [--helpful|--not-helpful] [--score S]
                [--note TEXT] [--task-id ID]
                               record an application (effectiveness EMA)
@@ -88,6 +90,9 @@ Usage:
                               (--json: each step as JSON)
   memctl doctor               every link from hook to daemon checked, each
                               failure with its fix (exit 1 when one fails)
+  memctl mcp                  a Model Context Protocol server on stdio for the
+                              agent (tools: search, get, explain, feedback,
+                              remember), in the working directory's context
   memctl hook claude|codex [EVENT] [--agent ROLE]
                               for agent hooks: reads the hook's JSON on stdin
                               (SessionStart, UserPromptSubmit, SessionEnd;
@@ -287,6 +292,17 @@ fn run() -> Result<ExitCode, Box<dyn std::error::Error>> {
     if args.command == "install" {
         return install(&args);
     }
+    if args.command == "mcp" {
+        let socket = memd::protocol::socket_path(args.socket.clone());
+        let cwd = args
+            .query
+            .cwd
+            .clone()
+            .map(PathBuf::from)
+            .ok_or("`memctl mcp` needs a working directory")?;
+        mcp::serve(socket, cwd)?;
+        return Ok(ExitCode::SUCCESS);
+    }
     if args.command == "doctor" {
         return doctor(&args);
     }
@@ -323,6 +339,7 @@ fn run() -> Result<ExitCode, Box<dyn std::error::Error>> {
                 .relevant
                 .ok_or("`memctl feedback` needs --relevant or --irrelevant")?,
             tags: args.query.tags.clone(),
+            note: args.note.clone(),
         },
         "track" => RequestBody::Track {
             id: one("an item id")?,

@@ -1,8 +1,9 @@
 //! Replies as text for people.
 
+use std::fmt::Write as _;
 use std::time::Duration;
 
-use memd::protocol::{HookCall, LogEntry, Reply, StatusReport};
+use memd::protocol::{Explanation, HookCall, ItemView, LogEntry, Reply, SearchHit, StatusReport};
 
 /// Prints a reply.
 pub fn reply(reply: &Reply, elapsed: Duration) {
@@ -22,51 +23,14 @@ pub fn reply(reply: &Reply, elapsed: Duration) {
                 outln!("{}", answer.block);
             }
         }
-        Reply::Explanation(e) => {
-            let score = e
-                .score
-                .map(|s| format!(", score {s:.3}"))
-                .unwrap_or_default();
-            outln!(
-                "{} ({}): {}{score}",
-                e.id,
-                e.kind,
-                if e.shown { "shown" } else { "not shown" }
-            );
-            for reason in &e.reasons {
-                outln!("  - {reason}");
-            }
-            if !e.dimensions.is_empty() {
-                let dims: Vec<String> = e
-                    .dimensions
-                    .iter()
-                    .map(|(k, v)| format!("{k} {v:.3}"))
-                    .collect();
-                outln!("  dimensions: {}", dims.join(", "));
-            }
-        }
-        Reply::Item(item) => {
-            outln!("{} ({}) at {}", item.id, item.kind, item.source);
-            if !item.tags.is_empty() {
-                outln!("  tags: {}", item.tags.join(", "));
-            }
-            for (key, value) in &item.fields {
-                outln!("  {key}: {value}");
-            }
-        }
+        Reply::Explanation(e) => out!("{}", explanation(e)),
+        Reply::Item(item) => out!("{}", item_text(item)),
         Reply::Hits(hits) => {
             if hits.is_empty() {
                 errln!("memctl: no item matches");
             }
             for h in hits {
-                outln!(
-                    "{:.3}  {:<24} {:<12} {}  ({})",
-                    h.similarity,
-                    h.id,
-                    h.kind,
-                    h.title,
-                    h.source
-                );
+                outln!("{}", hit_line(h));
             }
         }
         Reply::Reloaded(r) => outln!(
@@ -75,7 +39,7 @@ pub fn reply(reply: &Reply, elapsed: Duration) {
             r.parsed,
             r.removed
         ),
-        Reply::Judged(entry) => print_entry(entry),
+        Reply::Judged(entry) => out!("{}", log_entry(entry)),
         Reply::Tracked {
             id,
             times_applied,
@@ -95,7 +59,7 @@ pub fn reply(reply: &Reply, elapsed: Duration) {
                 if i > 0 {
                     outln!();
                 }
-                print_entry(entry);
+                out!("{}", log_entry(entry));
             }
         }
         Reply::Exported(yaml) => out!("{yaml}"),
@@ -114,16 +78,59 @@ pub fn reply(reply: &Reply, elapsed: Duration) {
     }
 }
 
+/// Why an item is or is not shown: the verdict, the reasons, the scores.
+pub fn explanation(e: &Explanation) -> String {
+    let score = e
+        .score
+        .map(|s| format!(", score {s:.3}"))
+        .unwrap_or_default();
+    let shown = if e.shown { "shown" } else { "not shown" };
+    let mut text = format!("{} ({}): {shown}{score}\n", e.id, e.kind);
+    for reason in &e.reasons {
+        let _ = writeln!(text, "  - {reason}");
+    }
+    if !e.dimensions.is_empty() {
+        let dims: Vec<String> = e
+            .dimensions
+            .iter()
+            .map(|(k, v)| format!("{k} {v:.3}"))
+            .collect();
+        let _ = writeln!(text, "  dimensions: {}", dims.join(", "));
+    }
+    text
+}
+
+/// One item in full: where it is written, its tags and its fields.
+pub fn item_text(item: &ItemView) -> String {
+    let mut text = format!("{} ({}) at {}\n", item.id, item.kind, item.source);
+    if !item.tags.is_empty() {
+        let _ = writeln!(text, "  tags: {}", item.tags.join(", "));
+    }
+    for (key, value) in &item.fields {
+        let _ = writeln!(text, "  {key}: {value}");
+    }
+    text
+}
+
+/// A search result on one line: similarity, id, kind, summary, source.
+pub fn hit_line(h: &SearchHit) -> String {
+    format!(
+        "{:.3}  {:<24} {:<12} {}  ({})",
+        h.similarity, h.id, h.kind, h.title, h.source
+    )
+}
+
 /// Seed 001's per-tag format: `tag  score  (+positive/-negative)`, and
 /// the prompts it was held back from since, if any.
-fn print_entry(e: &LogEntry) {
+pub fn log_entry(e: &LogEntry) -> String {
     let kind = e.kind.map_or("?".to_string(), |k| k.to_string());
-    outln!("{} ({kind}): {}", e.id, e.title);
+    let mut text = format!("{} ({kind}): {}\n", e.id, e.title);
     if let Some(pin) = &e.pinned {
-        outln!("Pinned: {pin}");
+        let _ = writeln!(text, "Pinned: {pin}");
     }
     if e.times_applied > 0 || e.effectiveness.is_some() {
-        outln!(
+        let _ = writeln!(
+            text,
             "Applied: {} time(s), effectiveness {}",
             e.times_applied,
             e.effectiveness
@@ -131,9 +138,9 @@ fn print_entry(e: &LogEntry) {
         );
     }
     if e.tags.is_empty() {
-        return;
+        return text;
     }
-    outln!("Tags:");
+    text.push_str("Tags:\n");
     let width = e
         .tags
         .iter()
@@ -146,14 +153,13 @@ fn print_entry(e: &LogEntry) {
         } else {
             String::new()
         };
-        outln!(
+        let _ = writeln!(
+            text,
             "  {:<width$}  {:+.3}  (+{}/-{}){held}",
-            t.tag,
-            t.score,
-            t.positive,
-            t.negative
+            t.tag, t.score, t.positive, t.negative
         );
     }
+    text
 }
 
 /// When a call was, from now.

@@ -90,9 +90,19 @@ impl Handler {
                 }
             }
             RequestBody::Add(new) => super::writer::add(self, new),
-            RequestBody::Feedback { id, relevant, tags } => {
-                learning::feedback(&self.shared, &self.store, &id, relevant, tags)
-            }
+            RequestBody::Feedback {
+                id,
+                relevant,
+                tags,
+                note,
+            } => learning::feedback(
+                &self.shared,
+                &self.store,
+                &id,
+                relevant,
+                tags,
+                note.as_deref(),
+            ),
             RequestBody::Track {
                 id,
                 task_id,

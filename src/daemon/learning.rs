@@ -43,13 +43,14 @@ fn unknown(id: &str) -> Response {
 }
 
 /// Direct feedback (weight 2.0) on `id` for `tags`, or for the tags of the
-/// query that last showed it.
+/// query that last showed it; its `note`, if any, goes to the log with it.
 pub fn feedback(
     shared: &Shared,
     store: &Store,
     id: &str,
     relevant: bool,
     tags: Vec<String>,
+    note: Option<&str>,
 ) -> Response {
     if find(&shared.read().engine, id).is_none() {
         return unknown(id);
@@ -101,6 +102,12 @@ pub fn feedback(
         restore(learned, id, before);
         return internal(err);
     }
+    tracing::info!(
+        "feedback on {id}: {} for [{}]{}",
+        if relevant { "relevant" } else { "irrelevant" },
+        judgement.tags.join(", "),
+        note.map(|n| format!(": {}", n.trim())).unwrap_or_default()
+    );
     log_pin_changes(id, &changes);
     Response::ok(Reply::Judged(entry(&k.engine, id)))
 }

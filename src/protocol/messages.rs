@@ -56,6 +56,9 @@ pub enum RequestBody {
         id: String,
         relevant: bool,
         tags: Vec<String>,
+        /// Why, in a few words: kept in memd's log with the verdict.
+        #[serde(default)]
+        note: Option<String>,
     },
     /// An application of an item (seed 003).
     Track {
