@@ -72,7 +72,10 @@ enum Api {
 }
 
 /// A fake model server: every request's path and body kept, each answered
-/// with one text message, [`REPLY`].
+/// with one text message, [`REPLY`]; except a request whose prompt holds
+/// [`MCP_MARKER`] and that has no tool result yet: that one is answered
+/// with calls of memd's MCP tools `feedback` and `remember`, as the agent
+/// offered them (see [`mcp_calls`]).
 struct FakeModel {
     url: String,
     requests: Arc<Mutex<Vec<(String, String)>>>,
@@ -106,6 +109,63 @@ impl FakeModel {
             .map(|(_, body)| body.clone())
             .collect()
     }
+}
+
+/// A prompt holding this gets memd's MCP tools called.
+const MCP_MARKER: &str = "memd-mcp-turn";
+/// The gotcha the scripted turn remembers.
+const REMEMBERED: &str = "Connection resets from the pooler after a deploy";
+
+/// A tool as the agent offered it: its name, and the namespace Codex puts
+/// an MCP server's tools in (`mcp__memd`), if any.
+#[derive(Clone)]
+struct Offered {
+    name: String,
+    namespace: Option<String>,
+}
+
+/// The calls of the scripted turn, by the names the agent gave memd's
+/// tools (Claude Code names them `mcp__memd__feedback`; Codex offers
+/// `feedback` in a namespace `mcp__memd`). `None` when the request does not
+/// offer them.
+fn mcp_calls(request: &Value) -> Option<Vec<(Offered, Value)>> {
+    let mut offered = Vec::new();
+    for tool in request["tools"].as_array()? {
+        let name = tool["name"].as_str().unwrap_or_default();
+        match tool["tools"].as_array() {
+            Some(inner) if name.contains("memd") => offered.extend(inner.iter().filter_map(|t| {
+                Some(Offered {
+                    name: t["name"].as_str()?.to_string(),
+                    namespace: Some(name.to_string()),
+                })
+            })),
+            Some(_) => {}
+            None if name.contains("memd") => offered.push(Offered {
+                name: name.to_string(),
+                namespace: None,
+            }),
+            None => {}
+        }
+    }
+    let named = |tool: &str| offered.iter().find(|o| o.name.ends_with(tool)).cloned();
+    Some(vec![
+        (
+            named("feedback")?,
+            json!({"id": "G-POOL", "relevant": true, "note": "it was the pool"}),
+        ),
+        (
+            named("remember")?,
+            json!({"kind": "gotcha", "title": REMEMBERED, "fix": "Set server_reset_query and retry once on reset."}),
+        ),
+    ])
+}
+
+/// Whether a request should be answered with the scripted tool calls: its
+/// prompt asks for them, and it carries no tool result yet.
+fn wants_mcp_calls(body: &str) -> bool {
+    body.contains(MCP_MARKER)
+        && !body.contains("tool_result")
+        && !body.contains("function_call_output")
 }
 
 /// Server-sent events, each named by its type.
@@ -143,6 +203,68 @@ fn openai_stream() -> String {
     ])
 }
 
+/// The Responses API's stream for function calls.
+fn openai_calls_stream(calls: &[(Offered, Value)]) -> String {
+    let items: Vec<Value> = calls
+        .iter()
+        .enumerate()
+        .map(|(i, (tool, arguments))| {
+            let mut item = json!({"type": "function_call", "id": format!("fc_{i}"), "call_id": format!("call_{i}"), "name": tool.name, "arguments": arguments.to_string(), "status": "completed"});
+            if let Some(namespace) = &tool.namespace {
+                item["namespace"] = json!(namespace);
+            }
+            item
+        })
+        .collect();
+    let mut events = vec![(
+        "response.created",
+        json!({"type": "response.created", "response": {"id": "resp_2", "status": "in_progress", "output": []}}),
+    )];
+    for (i, item) in items.iter().enumerate() {
+        events.push((
+            "response.output_item.added",
+            json!({"type": "response.output_item.added", "output_index": i, "item": item}),
+        ));
+        events.push((
+            "response.output_item.done",
+            json!({"type": "response.output_item.done", "output_index": i, "item": item}),
+        ));
+    }
+    events.push((
+        "response.completed",
+        json!({"type": "response.completed", "response": {"id": "resp_2", "status": "completed", "output": items, "usage": {"input_tokens": 10, "input_tokens_details": {"cached_tokens": 0}, "output_tokens": 12, "output_tokens_details": {"reasoning_tokens": 0}, "total_tokens": 22}}}),
+    ));
+    sse(&events)
+}
+
+/// The Messages API's stream for tool uses.
+fn anthropic_calls_stream(model: &str, calls: &[(Offered, Value)]) -> String {
+    let mut events = vec![(
+        "message_start",
+        json!({"type": "message_start", "message": {"id": "msg_2", "type": "message", "role": "assistant", "model": model, "content": [], "stop_reason": null, "stop_sequence": null, "usage": {"input_tokens": 10, "output_tokens": 1}}}),
+    )];
+    for (i, (tool, input)) in calls.iter().enumerate() {
+        events.push((
+            "content_block_start",
+            json!({"type": "content_block_start", "index": i, "content_block": {"type": "tool_use", "id": format!("toolu_{i}"), "name": tool.name, "input": {}}}),
+        ));
+        events.push((
+            "content_block_delta",
+            json!({"type": "content_block_delta", "index": i, "delta": {"type": "input_json_delta", "partial_json": input.to_string()}}),
+        ));
+        events.push((
+            "content_block_stop",
+            json!({"type": "content_block_stop", "index": i}),
+        ));
+    }
+    events.push((
+        "message_delta",
+        json!({"type": "message_delta", "delta": {"stop_reason": "tool_use", "stop_sequence": null}, "usage": {"output_tokens": 12}}),
+    ));
+    events.push(("message_stop", json!({"type": "message_stop"})));
+    sse(&events)
+}
+
 /// Serves one keep-alive connection.
 fn serve(stream: TcpStream, kept: &Mutex<Vec<(String, String)>>, api: Api) {
     let _ = stream.set_read_timeout(Some(Duration::from_secs(30)));
@@ -178,7 +300,19 @@ fn serve(stream: TcpStream, kept: &Mutex<Vec<(String, String)>>, api: Api) {
         kept.lock().unwrap().push((path.clone(), body.clone()));
         let request: Value = serde_json::from_str(&body).unwrap_or(Value::Null);
         let model = request["model"].as_str().unwrap_or("claude").to_string();
-        let (kind, payload) = if matches!(api, Api::OpenAi) {
+        let calls = wants_mcp_calls(&body)
+            .then(|| mcp_calls(&request))
+            .flatten();
+        let (kind, payload) = if let Some(calls) = calls.filter(|_| {
+            path.starts_with("/v1/responses")
+                || (path.starts_with("/v1/messages") && request["stream"] == true)
+        }) {
+            let stream = match api {
+                Api::OpenAi => openai_calls_stream(&calls),
+                Api::Anthropic => anthropic_calls_stream(&model, &calls),
+            };
+            ("text/event-stream", stream)
+        } else if matches!(api, Api::OpenAi) {
             if path.starts_with("/v1/responses") {
                 ("text/event-stream", openai_stream())
             } else {
@@ -376,6 +510,53 @@ impl World {
             .sum()
     }
 
+    /// The learned relevance of the gotcha for the repository's own tag.
+    fn pool_score(&self) -> f64 {
+        let log = self.memctl(&["log", "G-POOL"]);
+        let tags = log["ok"]["log"][0]["tags"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
+        tags.iter()
+            .find(|t| t["tag"] == "service")
+            .and_then(|t| t["score"].as_f64())
+            .unwrap_or(0.0)
+    }
+
+    /// What the scripted turn's calls of memd's MCP tools did: seed 001's
+    /// direct feedback from the score `before` (EMA, alpha 0.3, weight 2.0
+    /// for a relevant verdict), the gotcha remembered in the repository's
+    /// `.memd/` and found from there, and both tools' answers sent back to
+    /// the model.
+    fn assert_mcp_turn_took_effect(&self, api: &FakeModel, before: f64) {
+        let expected = 0.7 * before + 0.3 * 2.0;
+        let after = self.pool_score();
+        assert!(
+            (after - expected).abs() < 1e-9,
+            "feedback through MCP: {before} -> {after}, not {expected}"
+        );
+        let repo = self.repo.to_str().unwrap();
+        let hits = self.memctl(&["search", REMEMBERED, "--cwd", repo]);
+        let first = &hits["ok"]["hits"][0];
+        assert_eq!(first["kind"], "gotcha", "{hits}");
+        assert!(
+            first["source"]
+                .as_str()
+                .unwrap()
+                .starts_with(&self.repo.join(".memd/gotchas.yaml").display().to_string()),
+            "{hits}"
+        );
+        let last = api.messages().pop().unwrap_or_default();
+        assert!(
+            last.contains("Remembered as"),
+            "the tool's answer reached the model"
+        );
+        assert!(
+            last.contains("Recorded"),
+            "the tool's answer reached the model"
+        );
+    }
+
     /// `memctl doctor`'s exit code and text, from the repository.
     fn doctor(&self) -> (Option<i32>, String) {
         let socket = self.daemon.socket.to_str().unwrap();
@@ -430,6 +611,19 @@ fn claude_code_gets_memds_block_through_its_real_hooks() {
         copies,
         "the resumed session got the block again"
     );
+
+    // A turn where the model calls memd's MCP tools through Claude Code:
+    // `feedback` runs as install allowed it; `remember`, which writes into
+    // the repository, is allowed for this run as a user would.
+    let before = world.pool_score();
+    let prompt = format!("{MCP_MARKER}: rate the pool gotcha, and remember the resets");
+    let turn = world.claude(
+        &claude_bin,
+        &api,
+        &[&prompt, "--allowedTools", "mcp__memd__remember"],
+    );
+    assert_eq!(turn["result"], REPLY, "{turn}");
+    world.assert_mcp_turn_took_effect(&api, before);
 
     // And doctor finds every link in place.
     let (code, shown) = world.doctor();
@@ -498,6 +692,19 @@ fn codex_cli_gets_memds_block_through_its_real_hooks() {
         copies,
         "the resumed session got the block again"
     );
+
+    // A turn where the model calls memd's MCP tools through Codex:
+    // `feedback` runs as install approved it; `remember`, which writes into
+    // the repository, asks first, so this run approves it as a user would.
+    let before = world.pool_score();
+    let prompt = format!("{MCP_MARKER}: rate the pool gotcha, and remember the resets");
+    exec(&[
+        "--dangerously-bypass-hook-trust",
+        "-c",
+        "mcp_servers.memd.tools.remember.approval_mode=\"approve\"",
+        &prompt,
+    ]);
+    world.assert_mcp_turn_took_effect(&api, before);
 
     let (code, shown) = world.doctor();
     assert_eq!(code, Some(0), "{shown}");

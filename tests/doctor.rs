@@ -72,6 +72,19 @@ fn doctor_passes_when_memd_and_the_hooks_are_in_place() {
     assert!(shown.contains("ok   codex hooks feature"), "{shown}");
     assert!(shown.contains("?    codex hook trust"), "{shown}");
     assert!(shown.contains("ok   knowledge files: no errors"), "{shown}");
+    // memd's MCP server, registered with both agents, started and spoken to.
+    for file in [home.join(".claude.json"), home.join(".codex/config.toml")] {
+        assert!(
+            shown.contains(&format!(
+                "ok   mcp server in {}: `{} mcp --socket {}` answers with memd's tools and reaches memd on {}",
+                file.display(),
+                memctl_path().display(),
+                daemon.socket.display(),
+                daemon.socket.display()
+            )),
+            "{shown}"
+        );
+    }
     let json = memctl(
         &sandbox,
         &home,
@@ -110,6 +123,10 @@ fn doctor_catches_each_broken_link_with_its_fix() {
         shown.contains("FAIL hooks: no memd hooks") && shown.contains("fix: run `memctl install`"),
         "{shown}"
     );
+    assert!(
+        shown.contains("FAIL mcp server: memd's MCP server is registered with neither"),
+        "{shown}"
+    );
 
     // The hooks installed for a socket no daemon serves, while memd runs
     // on another: the custom-socket mistake.
@@ -127,6 +144,14 @@ fn doctor_catches_each_broken_link_with_its_fix() {
         "{shown}"
     );
     assert!(shown.contains("memctl install --socket PATH"), "{shown}");
+    assert!(
+        shown.contains(&format!(
+            "FAIL mcp server in {}: its search failed: memd is not running (nothing listens on {})",
+            home.join(".claude.json").display(),
+            elsewhere.display()
+        )),
+        "{shown}"
+    );
 
     // Fixed by installing for the daemon's socket; then Codex's feature
     // turned off by hand.

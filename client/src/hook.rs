@@ -32,6 +32,10 @@ use crate::env_tags;
 pub const HOOK_TIMEOUT: Duration = Duration::from_millis(1500);
 /// Claude Code keeps at most this much injected context.
 pub const HARNESS_CAP_CHARS: u32 = 10_000;
+/// The line SessionStart ends with (except on a resume, whose context has
+/// it): the agent can ask memd itself, through `memctl mcp` (registered as
+/// `memd` by `memctl install`).
+pub const TOOLS_LINE: &str = "memd's MCP tools: `search` the team's knowledge when unsure, `feedback` on an item that helped or did not belong, `remember` what you learned the hard way.";
 /// Stdin beyond this is not read.
 const MAX_INPUT_BYTES: u64 = 1024 * 1024;
 
@@ -146,6 +150,8 @@ pub fn run(
         budget_chars: memd::protocol::DEFAULT_BUDGET_CHARS.min(HARNESS_CAP_CHARS - 500),
         ..Query::default()
     };
+    // A resumed session has the line from its start.
+    let tools_line = event == "SessionStart" && text("source").as_deref() != Some("resume");
     let request = match event.as_str() {
         "SessionStart" => {
             // What qualifies without a task (experience, pinned lessons,
@@ -166,6 +172,9 @@ pub fn run(
             // is not held back (it is in the session's audit already).
             if text("source").as_deref() == Some("compact") {
                 start.session_id = None;
+            }
+            if tools_line {
+                start.budget_chars -= TOOLS_LINE.chars().count() as u32 + 2;
             }
             RequestBody::Query(start)
         }
@@ -212,20 +221,26 @@ pub fn run(
     };
     let (output, outcome) = match client.request(request) {
         Ok(response) => match response.outcome {
-            Outcome::Ok(Reply::Answer(answer)) if !answer.block.is_empty() => (
-                Some(
-                    json!({
-                        "hookSpecificOutput": {
-                            "hookEventName": event,
-                            "additionalContext": answer.block,
-                        }
-                    })
-                    .to_string(),
-                ),
-                HookOutcome::Injected {
-                    chars: answer.block.chars().count() as u64,
-                },
-            ),
+            Outcome::Ok(Reply::Answer(answer)) if !answer.block.is_empty() || tools_line => {
+                let block = if tools_line {
+                    with_tools_line(answer.block)
+                } else {
+                    answer.block
+                };
+                let chars = block.chars().count() as u64;
+                (
+                    Some(
+                        json!({
+                            "hookSpecificOutput": {
+                                "hookEventName": event,
+                                "additionalContext": block,
+                            }
+                        })
+                        .to_string(),
+                    ),
+                    HookOutcome::Injected { chars },
+                )
+            }
             Outcome::Ok(Reply::SessionEnded { .. }) => (None, HookOutcome::Recorded),
             Outcome::Ok(_) => (None, HookOutcome::NothingRelevant),
             Outcome::Error(err) => {
@@ -253,9 +268,28 @@ pub fn run(
     output
 }
 
+/// SessionStart's block, ending with the line on memd's tools (the query's
+/// budget left room for it).
+fn with_tools_line(block: String) -> String {
+    if block.is_empty() {
+        TOOLS_LINE.to_string()
+    } else {
+        format!("{}\n\n{TOOLS_LINE}", block.trim_end())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn session_start_ends_with_the_tools_line() {
+        assert_eq!(with_tools_line(String::new()), TOOLS_LINE);
+        assert_eq!(
+            with_tools_line("## Lessons\n- one\n".into()),
+            format!("## Lessons\n- one\n\n{TOOLS_LINE}")
+        );
+    }
 
     #[test]
     fn trivial_prompts_are_recognised() {

@@ -131,6 +131,7 @@ impl Memd {
     }
 
     #[tool(
+        annotations(read_only_hint = true, open_world_hint = false),
         description = "Search the team's knowledge (lessons, gotchas, patterns, anti-patterns, learnings, observations) for what is relevant to a question or task. Returns items best first: id, kind, a one-line summary and where it is written."
     )]
     async fn search(&self, Parameters(args): Parameters<SearchArgs>) -> CallToolResult {
@@ -164,7 +165,10 @@ impl Memd {
         }
     }
 
-    #[tool(description = "One knowledge item in full, by id.")]
+    #[tool(
+        annotations(read_only_hint = true, open_world_hint = false),
+        description = "One knowledge item in full, by id."
+    )]
     async fn get(&self, Parameters(args): Parameters<IdArgs>) -> CallToolResult {
         let request = RequestBody::Get {
             id: args.id,
@@ -177,6 +181,7 @@ impl Memd {
     }
 
     #[tool(
+        annotations(read_only_hint = true, open_world_hint = false),
         description = "Why an item is or is not put into the prompt here (its scores and the rules that decided), optionally for a given task."
     )]
     async fn explain(&self, Parameters(args): Parameters<ExplainArgs>) -> CallToolResult {
@@ -191,6 +196,11 @@ impl Memd {
     }
 
     #[tool(
+        annotations(
+            read_only_hint = false,
+            destructive_hint = false,
+            open_world_hint = false
+        ),
         description = "Tell memd whether an item it showed (or you found) was relevant to the work here, so it learns where the item helps. Use it when an item clearly helped, or clearly did not belong."
     )]
     async fn feedback(&self, Parameters(args): Parameters<FeedbackArgs>) -> CallToolResult {
@@ -207,6 +217,12 @@ impl Memd {
     }
 
     #[tool(
+        annotations(
+            read_only_hint = false,
+            destructive_hint = false,
+            idempotent_hint = false,
+            open_world_hint = false
+        ),
         description = "Remember something worth knowing next time: a lesson (text), a gotcha (title, fix), an anti_pattern (name, problem, instead) or a pattern (name, problem, solution). It is added to the project's knowledge (scope project, the default) or the user's (scope personal) and found by later sessions."
     )]
     async fn remember(&self, Parameters(args): Parameters<RememberArgs>) -> CallToolResult {

@@ -35,6 +35,14 @@ fn install_beside(home: &Path, args: &[&str], version: &str) -> std::process::Ou
         .unwrap()
 }
 
+/// memd's MCP server as `memctl install` registers it in Codex's config.
+fn codex_server() -> String {
+    format!(
+        "\n[mcp_servers.memd]\ncommand = \"{}\"\nargs = [\"mcp\"]\n# memd's tools run without asking, except `remember`, which writes into the repository.\ndefault_tools_approval_mode = \"approve\"\n\n[mcp_servers.memd.tools.remember]\napproval_mode = \"prompt\"\n",
+        env!("CARGO_BIN_EXE_memctl")
+    )
+}
+
 fn text(out: &std::process::Output) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
@@ -68,6 +76,17 @@ fn dry_run_then_install_then_nothing_to_do() {
     assert_eq!(merged["model"], "opus");
     assert_eq!(merged["permissions"]["deny"][0], "Read(./.env)");
     assert_eq!(merged["hooks"]["PreToolUse"][0]["matcher"], "Bash");
+    // memd's MCP tools may run, except `remember` (it writes into the
+    // repository), after the user's own rules.
+    let allow = merged["permissions"]["allow"].as_array().unwrap();
+    assert!(
+        allow.contains(&Value::from("mcp__memd__feedback")),
+        "{allow:?}"
+    );
+    assert!(
+        !allow.contains(&Value::from("mcp__memd__remember")),
+        "{allow:?}"
+    );
     let prompt = merged["hooks"]["UserPromptSubmit"].as_array().unwrap();
     assert_eq!(prompt.len(), 2, "the user's own hook is kept");
     assert!(prompt[1]["hooks"][0]["command"]
@@ -116,8 +135,16 @@ fn dry_run_then_install_then_nothing_to_do() {
     );
     assert_eq!(
         std::fs::read_to_string(home.path().join(".codex/config.toml")).unwrap(),
-        "[features]\nhooks = true\n",
-        "Codex runs hooks only with the feature on"
+        format!("[features]\nhooks = true\n{}", codex_server()),
+        "Codex runs hooks only with the feature on, and knows memd's MCP server"
+    );
+    // Claude Code's user scope has the MCP server as `claude mcp add` writes it.
+    let claude: Value =
+        serde_json::from_str(&std::fs::read_to_string(home.path().join(".claude.json")).unwrap())
+            .unwrap();
+    assert_eq!(
+        claude["mcpServers"]["memd"],
+        serde_json::json!({"type": "stdio", "command": env!("CARGO_BIN_EXE_memctl"), "args": ["mcp"], "env": {}})
     );
     let files = |dir: &Path| std::fs::read_dir(dir).unwrap().count();
     let before = files(settings.parent().unwrap());
@@ -129,7 +156,12 @@ fn dry_run_then_install_then_nothing_to_do() {
     );
     assert!(text(&again).contains("already there"), "{}", text(&again));
     assert!(
-        text(&again).contains("Codex hooks are on already"),
+        text(&again).contains("Codex hooks are on already, and memd's MCP server is registered"),
+        "{}",
+        text(&again)
+    );
+    assert!(
+        text(&again).contains(".claude.json: memd's MCP server is registered already"),
         "{}",
         text(&again)
     );
@@ -152,7 +184,10 @@ fn codex_config_keeps_the_users_settings() {
     assert!(out.status.success(), "{}", text(&out));
     assert_eq!(
         std::fs::read_to_string(&config).unwrap(),
-        "model = \"gpt-5-codex\"\n\n[features]\nhooks = true\nweb_search_request = true\n"
+        format!(
+            "model = \"gpt-5-codex\"\n\n[features]\nhooks = true\nweb_search_request = true\n{}",
+            codex_server()
+        )
     );
     let backups = std::fs::read_dir(config.parent().unwrap())
         .unwrap()
@@ -165,13 +200,25 @@ fn codex_config_keeps_the_users_settings() {
         .count();
     assert_eq!(backups, 1);
     // Hooks turned off on purpose: said, not overridden.
-    std::fs::write(&config, "[features]\ncodex_hooks = false\n").unwrap();
+    let off = format!("[features]\ncodex_hooks = false\n{}", codex_server());
+    std::fs::write(&config, &off).unwrap();
     let out = install(home.path(), &["--no-service"]);
     assert!(text(&out).contains("left as it is"), "{}", text(&out));
-    assert_eq!(
-        std::fs::read_to_string(&config).unwrap(),
-        "[features]\ncodex_hooks = false\n"
+    assert!(
+        text(&out).contains("set `hooks = true` for memd's hooks to run"),
+        "{}",
+        text(&out)
     );
+    assert_eq!(std::fs::read_to_string(&config).unwrap(), off);
+    // With the server gone as well, the server comes back; the setting stays.
+    std::fs::write(&config, "[features]\ncodex_hooks = false\n").unwrap();
+    let out = install(home.path(), &["--no-service"]);
+    assert!(
+        text(&out).contains("written: codex_hooks is set to `false`"),
+        "{}",
+        text(&out)
+    );
+    assert_eq!(std::fs::read_to_string(&config).unwrap(), off);
 }
 
 #[test]
@@ -221,7 +268,7 @@ fn the_codex_feature_is_named_as_the_installed_codex_names_it() {
     assert!(out.status.success(), "{}", text(&out));
     assert_eq!(
         std::fs::read_to_string(&config).unwrap(),
-        "[features]\ncodex_hooks = true\n"
+        format!("[features]\ncodex_hooks = true\n{}", codex_server())
     );
     assert!(text(&out).contains("Codex 0.150.2 runs memd's hooks only once you trust them"));
     // Codex upgraded: the deprecated name is renamed, nothing else moves.
@@ -229,7 +276,7 @@ fn the_codex_feature_is_named_as_the_installed_codex_names_it() {
     assert!(out.status.success(), "{}", text(&out));
     assert_eq!(
         std::fs::read_to_string(&config).unwrap(),
-        "[features]\nhooks = true\n"
+        format!("[features]\nhooks = true\n{}", codex_server())
     );
 }
 
@@ -253,6 +300,20 @@ fn a_custom_socket_is_written_into_the_hooks_and_said() {
             .to_string();
         assert!(command.ends_with(&quoted), "{file}: {command}");
     }
+    // The MCP server is started with the socket too.
+    let claude: Value =
+        serde_json::from_str(&std::fs::read_to_string(home.path().join(".claude.json")).unwrap())
+            .unwrap();
+    let socket_arg = socket.to_str().unwrap();
+    assert_eq!(
+        claude["mcpServers"]["memd"]["args"],
+        serde_json::json!(["mcp", "--socket", socket_arg])
+    );
+    let codex = std::fs::read_to_string(home.path().join(".codex/config.toml")).unwrap();
+    assert!(
+        codex.contains(&format!("args = [\"mcp\", \"--socket\", \"{socket_arg}\"]")),
+        "{codex}"
+    );
     let said = text(&out);
     assert!(
         said.contains(&format!(
@@ -270,5 +331,68 @@ fn a_custom_socket_is_written_into_the_hooks_and_said() {
     assert!(out.status.success());
     let claude = std::fs::read_to_string(home.path().join(".claude/settings.json")).unwrap();
     assert!(!claude.contains("--socket"), "{claude}");
+    for file in [".claude.json", ".codex/config.toml"] {
+        let text = std::fs::read_to_string(home.path().join(file)).unwrap();
+        assert!(!text.contains("--socket"), "{file}: {text}");
+    }
     assert!(text(&out).contains("the default path"), "{}", text(&out));
+}
+
+#[test]
+fn claudes_user_file_keeps_everything_else() {
+    let home = tempfile::tempdir().unwrap();
+    let file = home.path().join(".claude.json");
+    let mine = r#"{
+  "numStartups": 12,
+  "mcpServers": {
+    "github": {
+      "type": "stdio",
+      "command": "gh-mcp",
+      "args": [],
+      "env": {}
+    },
+    "memd": {
+      "type": "stdio",
+      "command": "/old/memctl",
+      "args": [
+        "mcp"
+      ],
+      "env": {
+        "RUST_LOG": "debug"
+      }
+    }
+  },
+  "autoUpdates": false
+}
+"#;
+    std::fs::write(&file, mine).unwrap();
+    let dry = install(home.path(), &["--no-service", "--dry-run"]);
+    assert!(
+        text(&dry).contains(".claude.json: would write"),
+        "{}",
+        text(&dry)
+    );
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), mine);
+    let out = install(home.path(), &["--no-service"]);
+    assert!(out.status.success(), "{}", text(&out));
+    // Only memd's command changed: the other keys, their order, the other
+    // server and the env given to memd's are as they were.
+    let expected = mine.replace("/old/memctl", env!("CARGO_BIN_EXE_memctl"));
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), expected);
+    let backup = std::fs::read_dir(home.path())
+        .unwrap()
+        .filter_map(Result::ok)
+        .find(|e| {
+            e.file_name()
+                .to_string_lossy()
+                .starts_with(".claude.json.memd-backup-")
+        })
+        .expect("a backup");
+    assert_eq!(std::fs::read_to_string(backup.path()).unwrap(), mine);
+    let again = install(home.path(), &["--no-service"]);
+    assert!(
+        text(&again).contains("memd's MCP server is registered already"),
+        "{}",
+        text(&again)
+    );
 }

@@ -11,6 +11,7 @@ use std::path::Path;
 use std::process::Command;
 
 use super::files::write_file;
+use super::mcp_servers::{codex_edit, Server};
 use super::{Outcome, Step};
 
 /// The feature key hooks have had since Codex 0.169.
@@ -63,14 +64,14 @@ pub enum Edit {
 }
 
 /// The key of a `key = value` line, and its value without a comment.
-fn key_value(line: &str) -> Option<(&str, &str)> {
+pub(super) fn key_value(line: &str) -> Option<(&str, &str)> {
     let (key, value) = line.split_once('=')?;
     let value = value.split('#').next().unwrap_or("").trim();
     Some((key.trim(), value))
 }
 
 /// The table a header line opens (`[features]` is `features`).
-fn header(line: &str) -> Option<String> {
+pub(super) fn header(line: &str) -> Option<String> {
     let t = line.split('#').next().unwrap_or("").trim();
     let inner = t.strip_prefix('[')?.strip_suffix(']')?;
     Some(inner.chars().filter(|c| !c.is_whitespace()).collect())
@@ -182,21 +183,45 @@ pub fn setting(text: &str) -> Option<bool> {
         })
 }
 
-/// Turns Codex CLI's hooks on in its config, under the name `key`.
-pub fn enable_codex_hooks(path: &Path, key: &str, dry_run: bool) -> Result<Step, String> {
+/// Codex CLI's `config.toml` in one write (one backup): its hooks turned
+/// on under the name `key`, and memd's MCP server registered.
+pub fn configure_codex(
+    path: &Path,
+    key: &str,
+    server: &Server,
+    dry_run: bool,
+) -> Result<Step, String> {
     let text = match std::fs::read_to_string(path) {
         Ok(text) => text,
         Err(err) if err.kind() == std::io::ErrorKind::NotFound => String::new(),
         Err(err) => return Err(format!("{}: {err}", path.display())),
     };
-    match enable_hooks(&text, key) {
-        Edit::Unchanged => Ok(Step::new(path, Outcome::HooksOn)),
-        Edit::Changed(new) => write_file(path, &new, dry_run),
-        Edit::Refused(why) => Ok(Step {
-            detail: Some(why),
-            ..Step::new(path, Outcome::LeftAlone)
-        }),
-    }
+    let hooks = enable_hooks(&text, key);
+    let with_hooks = match &hooks {
+        Edit::Changed(changed) => changed.clone(),
+        _ => text.clone(),
+    };
+    let server = codex_edit(&with_hooks, server);
+    let new = match &server {
+        Edit::Changed(changed) => changed.clone(),
+        _ => with_hooks,
+    };
+    let refused: Vec<String> = [hooks, server]
+        .into_iter()
+        .filter_map(|edit| match edit {
+            Edit::Refused(why) => Some(why),
+            _ => None,
+        })
+        .collect();
+    let detail = (!refused.is_empty()).then(|| refused.join("; "));
+    let step = if new != text {
+        write_file(path, &new, dry_run)?
+    } else if detail.is_some() {
+        Step::new(path, Outcome::LeftAlone)
+    } else {
+        Step::new(path, Outcome::HooksOn)
+    };
+    Ok(Step { detail, ..step })
 }
 
 #[cfg(test)]

@@ -23,14 +23,26 @@ pub fn write_file(path: &Path, content: &str, dry_run: bool) -> Result<Step, Str
     }
     let mut step = Step::new(path, Outcome::Written);
     if old.is_some() {
-        let backup = PathBuf::from(format!("{}.memd-backup-{}", path.display(), now_stamp()));
-        std::fs::copy(path, &backup).map_err(|e| format!("backing up {}: {e}", path.display()))?;
-        step.backup = Some(backup);
+        step.backup = Some(back_up(path)?);
     }
     let tmp = path.with_extension("memd-tmp");
     std::fs::write(&tmp, content).map_err(|e| format!("{}: {e}", tmp.display()))?;
     std::fs::rename(&tmp, path).map_err(|e| format!("{}: {e}", path.display()))?;
     Ok(step)
+}
+
+/// Copies `path` beside itself, under a name no earlier backup has (two
+/// writes within a second keep both originals).
+fn back_up(path: &Path) -> Result<PathBuf, String> {
+    let stamp = now_stamp();
+    let mut backup = PathBuf::from(format!("{}.memd-backup-{stamp}", path.display()));
+    let mut n = 1;
+    while backup.symlink_metadata().is_ok() {
+        n += 1;
+        backup = PathBuf::from(format!("{}.memd-backup-{stamp}-{n}", path.display()));
+    }
+    std::fs::copy(path, &backup).map_err(|e| format!("backing up {}: {e}", path.display()))?;
+    Ok(backup)
 }
 
 fn now_stamp() -> u64 {

@@ -155,7 +155,12 @@ pub fn install_hooks(path: &Path, options: &Options, harness: &str) -> Result<St
             .map_err(|e| format!("{}: not JSON ({e}); left as it is", path.display()))?,
         _ => json!({}),
     };
-    if !merge_hooks(&mut doc, options, harness)? {
+    let mut changed = merge_hooks(&mut doc, options, harness)?;
+    // The user's Claude Code settings also let memd's MCP tools run.
+    if harness == "claude" && options.project.is_none() {
+        changed |= super::mcp_servers::allow_in_claude(&mut doc)?;
+    }
+    if !changed {
         return Ok(Step::new(path, Outcome::AlreadyThere));
     }
     let content = serde_json::to_string_pretty(&doc).map_err(|e| e.to_string())? + "\n";

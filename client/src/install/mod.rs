@@ -1,17 +1,20 @@
 //! `memctl install`: memd's hooks into Claude Code's `settings.json` (user
-//! or project) and Codex CLI's hooks file, Codex's hooks turned on, and the
-//! service unit for the platform. Idempotent: a second run changes nothing.
+//! or project) and Codex CLI's hooks file, Codex's hooks turned on, memd's
+//! MCP server registered with both agents (user scope), and the service
+//! unit for the platform. Idempotent: a second run changes nothing.
 //! A file that is changed is backed up first; `--dry-run` shows the changes
 //! and writes nothing.
 //!
 //! - [`hooks`]: merging the hooks into a harness's JSON settings.
 //! - [`codex_config`]: Codex's hooks feature on in its `config.toml`.
+//! - [`mcp_servers`]: `memctl mcp` registered with Claude Code and Codex.
 //! - [`service`]: systemd units or the LaunchAgent.
 //! - [`files`]: backed-up, atomic writes.
 
 mod codex_config;
 mod files;
 mod hooks;
+pub mod mcp_servers;
 mod service;
 
 use std::fmt;
@@ -53,8 +56,10 @@ pub enum Outcome {
     WouldWrite,
     /// memd's hooks are in the settings already.
     AlreadyThere,
-    /// Codex's hooks are on already.
+    /// Codex's hooks are on (and memd's MCP server registered) already.
     HooksOn,
+    /// memd's MCP server is registered already.
+    Registered,
     /// The file is not one memd can safely edit; the detail says what to do.
     LeftAlone,
     /// The service-manager command ran.
@@ -72,6 +77,7 @@ impl Outcome {
             Outcome::WouldWrite => "would_write",
             Outcome::AlreadyThere => "already_there",
             Outcome::HooksOn => "hooks_on",
+            Outcome::Registered => "registered",
             Outcome::LeftAlone => "left_alone",
             Outcome::Ran => "ran",
             Outcome::CouldNotRun => "could_not_run",
@@ -146,7 +152,11 @@ impl fmt::Display for Step {
             Outcome::Unchanged => write!(f, "{target}: unchanged")?,
             Outcome::WouldWrite => write!(f, "{target}: would write")?,
             Outcome::AlreadyThere => write!(f, "{target}: memd's hooks are already there")?,
-            Outcome::HooksOn => write!(f, "{target}: Codex hooks are on already")?,
+            Outcome::HooksOn => write!(
+                f,
+                "{target}: Codex hooks are on already, and memd's MCP server is registered"
+            )?,
+            Outcome::Registered => write!(f, "{target}: memd's MCP server is registered already")?,
             Outcome::LeftAlone => write!(f, "{target}: left as it is")?,
             Outcome::Ran => write!(f, "ran: {target}")?,
             Outcome::CouldNotRun => write!(f, "could not run `{target}`")?,
@@ -257,10 +267,15 @@ pub fn install(options: &Options) -> Result<Vec<Step>, String> {
             options,
             "codex",
         )?);
-        done.push(codex_config::enable_codex_hooks(
+        done.push(codex_config::configure_codex(
             &options.home.join(".codex/config.toml"),
             options.codex_key,
+            &mcp_servers::Server::for_install(options),
             options.dry_run,
+        )?);
+        done.push(mcp_servers::register_claude(
+            &options.home.join(".claude.json"),
+            options,
         )?);
     }
     if options.service {

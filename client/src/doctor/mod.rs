@@ -1,8 +1,9 @@
 //! `memctl doctor`: every link from an agent's hook to the daemon checked,
 //! each failure with a one-line fix: the daemon answers; each installed
 //! hook runs an existing `memctl` on a socket a daemon serves; Codex's hooks
-//! feature is on; the hooks have been heard from; the knowledge roots exist
-//! and parse; the service unit. Some things memd cannot know (whether
+//! feature is on; the hooks have been heard from; memd's MCP server, where
+//! an agent has it registered, answers with its tools and reaches memd
+//! ([`mcp`]); the knowledge roots exist and parse; the service unit. Some things memd cannot know (whether
 //! Codex trusts its hooks: Codex computes that): those say so rather than
 //! pass or fail.
 
@@ -14,6 +15,8 @@ use serde_json::{json, Value};
 use crate::activity;
 use crate::client::{Client, ClientError};
 use crate::install;
+
+mod mcp;
 
 /// One check.
 pub struct Check {
@@ -215,6 +218,7 @@ pub fn run(socket: &Path, home: &Path, cwd: &Path) -> Vec<Check> {
     checks.extend(hook_checks(home, cwd));
     checks.extend(codex_feature(home, status.as_deref()));
     checks.push(activity_check(status.as_deref()));
+    checks.extend(mcp::checks(home, cwd));
     if let Some(status) = &status {
         checks.extend(knowledge_checks(status));
     }
