@@ -28,15 +28,16 @@ fn percentile(sorted: &[Duration], p: f64) -> Duration {
     sorted[((sorted.len() as f64 - 1.0) * p).round() as usize]
 }
 
+/// The release `memctl`, built from the current sources (cargo builds a
+/// bench's own binaries only, so a `memctl` left from an earlier build
+/// would be measured otherwise).
 fn memctl_path() -> PathBuf {
     let path = PathBuf::from(env!("CARGO_BIN_EXE_memd")).with_file_name("memctl");
-    if !path.exists() {
-        let status = Command::new(env!("CARGO"))
-            .args(["build", "--release", "-p", "memctl"])
-            .status()
-            .expect("cargo runs");
-        assert!(status.success(), "building memctl failed");
-    }
+    let status = Command::new(env!("CARGO"))
+        .args(["build", "--release", "-p", "memctl"])
+        .status()
+        .expect("cargo runs");
+    assert!(status.success(), "building memctl failed");
     path
 }
 
@@ -189,6 +190,85 @@ fn client_end_to_end(items: usize) {
         p50q,
         percentile(&query, 0.99),
         p50q.as_secs_f64() / p50p.as_secs_f64()
+    );
+    daemon.stop();
+}
+
+/// One request to an MCP server on its stdin, and its answer checked.
+fn exchange(
+    input: &mut impl std::io::Write,
+    output: &mut impl std::io::BufRead,
+    message: serde_json::Value,
+) {
+    writeln!(input, "{message}").unwrap();
+    let mut line = String::new();
+    output.read_line(&mut line).unwrap();
+    let reply: serde_json::Value = serde_json::from_str(&line).unwrap();
+    assert!(
+        reply.get("error").is_none() && reply["result"]["isError"] != true,
+        "{reply}"
+    );
+}
+
+/// `memctl mcp` at `items` items: from its start to the answer to
+/// `initialize`, and each `search` call after it (one server per session,
+/// as an agent starts it, ten searches each).
+fn mcp_server(items: usize) {
+    use serde_json::json;
+    use std::io::{BufReader, Write};
+    let memctl = memctl_path();
+    let dir = tempfile::tempdir().unwrap();
+    let root = corpus(dir.path(), items);
+    let (daemon, _) = Daemon::start(dir.path(), &root);
+    let vocab = corpus::vocabulary();
+    let mut rng = corpus::Rng(11);
+    let (mut starts, mut calls) = (Vec::new(), Vec::new());
+    for session in 0..40 {
+        let started = Instant::now();
+        let mut server = Command::new(&memctl)
+            .arg("mcp")
+            .arg("--socket")
+            .arg(&daemon.socket)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut input = server.stdin.take().unwrap();
+        let mut output = BufReader::new(server.stdout.take().unwrap());
+        let initialize = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "bench", "version": "0"}
+        }});
+        exchange(&mut input, &mut output, initialize);
+        let start = started.elapsed();
+        let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+        writeln!(input, "{initialized}").unwrap();
+        for call in 0..10 {
+            let search = json!({"jsonrpc": "2.0", "id": 10 + call, "method": "tools/call", "params": {
+                "name": "search", "arguments": {"text": task(&mut rng, &vocab)}
+            }});
+            let t = Instant::now();
+            exchange(&mut input, &mut output, search);
+            if session >= 5 {
+                calls.push(t.elapsed());
+            }
+        }
+        if session >= 5 {
+            starts.push(start);
+        }
+        drop(input);
+        server.wait().unwrap();
+    }
+    starts.sort();
+    calls.sort();
+    println!(
+        "memctl mcp at {items} items: start to initialize answered p50 {:.2?}, max {:.2?} ({} servers); search call p50 {:.2?}, p99 {:.2?} ({} calls)",
+        percentile(&starts, 0.5),
+        starts.last().unwrap(),
+        starts.len(),
+        percentile(&calls, 0.5),
+        percentile(&calls, 0.99),
+        calls.len()
     );
     daemon.stop();
 }
@@ -522,6 +602,7 @@ fn main() {
         "hook",
         "idle",
         "load",
+        "mcp",
     ];
     let chosen: Vec<&str> = names
         .iter()
@@ -554,5 +635,8 @@ fn main() {
     }
     if wants("load") {
         load(small, 8, Duration::from_secs(if quick { 5 } else { 20 }));
+    }
+    if wants("mcp") {
+        mcp_server(small);
     }
 }

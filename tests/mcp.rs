@@ -150,6 +150,11 @@ fn an_mcp_client_lists_the_tools_and_each_one_works_against_the_daemon() {
             .text("search", json!({"text": "postgres pool", "kinds": ["gotcha"]}))
             .await;
         assert!(only_gotchas.contains("Nothing"), "{only_gotchas}");
+        // Any limit a model may send is taken (and capped), not a crash.
+        let all = session
+            .text("search", json!({"text": "postgres pool", "kinds": ["lesson"], "limit": u32::MAX}))
+            .await;
+        assert_eq!(all.lines().count(), 2, "{all}");
 
         // get: the item in full.
         let item = session.text("get", json!({"id": "LESSON-POOL"})).await;

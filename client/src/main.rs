@@ -1,6 +1,13 @@
 //! `memctl`: the thin client of the memd daemon. It links only memd's
-//! protocol types (no async runtime, no engine), connects to the socket,
-//! sends one postcard frame and prints the answer, as text or `--json`.
+//! protocol types (no engine), connects to the socket, sends one postcard
+//! frame and prints the answer, as text or `--json`.
+//!
+//! - [`client`], [`peer`]: the connection, and who answers on it.
+//! - [`hook`], [`env_tags`], [`activity`]: what the agents' hooks run.
+//! - [`mcp`]: `memctl mcp`, the agent's tools over MCP (the only command
+//!   that starts an async runtime).
+//! - [`install`], [`doctor`]: setting the agents up, and checking it.
+//! - [`print`]: replies as text.
 
 /// `print!` that never panics: a closed or full stdout (the reader went
 /// away) is not a reason for memctl, or a hook, to fail.

@@ -24,6 +24,8 @@ use crate::print;
 const DAEMON_TIMEOUT: Duration = Duration::from_secs(10);
 /// Search results when the call asks for none.
 const DEFAULT_LIMIT: u32 = 8;
+/// The most a search returns, whatever the call asks.
+const MAX_LIMIT: u32 = 50;
 
 /// Runs the server on stdin and stdout until the client closes them.
 pub fn serve(socket: PathBuf, cwd: PathBuf) -> Result<(), Box<dyn std::error::Error>> {
@@ -55,7 +57,7 @@ struct SearchArgs {
     /// observation, exemplar, seed, experience).
     #[serde(default)]
     kinds: Vec<String>,
-    /// At most this many items (default 8).
+    /// At most this many items (default 8, at most 50).
     limit: Option<u32>,
 }
 
@@ -139,7 +141,7 @@ impl Memd {
             Ok(kinds) => kinds,
             Err(err) => return failure(err),
         };
-        let limit = args.limit.unwrap_or(DEFAULT_LIMIT).max(1);
+        let limit = args.limit.unwrap_or(DEFAULT_LIMIT).clamp(1, MAX_LIMIT);
         // Ask for more when filtering by kind, so the filter leaves enough.
         let asked = if kinds.is_empty() { limit } else { limit * 4 };
         let request = RequestBody::Search {
