@@ -135,6 +135,10 @@ fn claude_code_session_from_start_to_end() {
     );
     let start = context(&start, "SessionStart").expect("experience and pinned items at start");
     assert!(start.contains("## Your Past Experience"), "{start}");
+    // It ends by telling the agent memd's tools exist.
+    let tools = start.lines().last().unwrap();
+    assert!(tools.starts_with("memd's MCP tools: `search`"), "{start}");
+    assert!(tools.contains("`feedback`") && tools.contains("`remember`"));
     assert!(start.contains("## Pinned Lessons"), "{start}");
     assert!(
         !start.contains("P-14"),
@@ -184,6 +188,19 @@ fn claude_code_session_from_start_to_end() {
     assert!(
         again_start.is_none_or(|c| !c.contains("Missing Zod validation")),
         "a second start of the same session repeats nothing"
+    );
+    // A resumed session has the tools line in its history already.
+    let resumed =
+        fixture("claude-hooks.json", "SessionStart", &repo).replace("\"startup\"", "\"resume\"");
+    let resumed = context(
+        &hook(&daemon.socket, "claude", "SessionStart", &resumed),
+        "SessionStart",
+    );
+    assert!(
+        resumed
+            .as_ref()
+            .is_none_or(|c| !c.contains("memd's MCP tools")),
+        "{resumed:?}"
     );
     let compacted = context(
         &hook(
