@@ -13,6 +13,9 @@
 //! of `e2e`, `save`, `restart`, `concurrent`, `hook` to run only those.
 
 mod corpus;
+mod support;
+
+use support::{memctl_path, memd_serve};
 
 use std::io::{Read, Write};
 use std::os::unix::net::UnixStream;
@@ -28,19 +31,6 @@ fn percentile(sorted: &[Duration], p: f64) -> Duration {
     sorted[((sorted.len() as f64 - 1.0) * p).round() as usize]
 }
 
-/// The release `memctl`, built from the current sources (cargo builds a
-/// bench's own binaries only, so a `memctl` left from an earlier build
-/// would be measured otherwise).
-fn memctl_path() -> PathBuf {
-    let path = PathBuf::from(env!("CARGO_BIN_EXE_memd")).with_file_name("memctl");
-    let status = Command::new(env!("CARGO"))
-        .args(["build", "--release", "-p", "memctl"])
-        .status()
-        .expect("cargo runs");
-    assert!(status.success(), "building memctl failed");
-    path
-}
-
 struct Daemon {
     child: Child,
     socket: PathBuf,
@@ -52,16 +42,7 @@ impl Daemon {
         let config = dir.join("memd.toml");
         std::fs::write(&config, "roots = []\n[daemon]\nlog = \"warn\"\n").unwrap();
         let started = Instant::now();
-        let child = Command::new(env!("CARGO_BIN_EXE_memd"))
-            .arg("serve")
-            .arg("--config")
-            .arg(&config)
-            .arg("--data-dir")
-            .arg(dir.join("data"))
-            .arg("--socket")
-            .arg(&socket)
-            .arg("--root")
-            .arg(root)
+        let child = memd_serve(&config, &dir.join("data"), &socket, root)
             .stderr(std::fs::File::create(dir.join("memd.log")).unwrap())
             .spawn()
             .unwrap();

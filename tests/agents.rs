@@ -113,6 +113,8 @@ impl FakeModel {
 
 /// A prompt holding this gets memd's MCP tools called.
 const MCP_MARKER: &str = "memd-mcp-turn";
+/// The prompt of the scripted turn.
+const MCP_PROMPT: &str = "memd-mcp-turn: rate the pool gotcha, and remember the resets";
 /// The gotcha the scripted turn remembers.
 const REMEMBERED: &str = "Connection resets from the pooler after a deploy";
 
@@ -370,6 +372,8 @@ fn serve(stream: TcpStream, kept: &Mutex<Vec<(String, String)>>, api: Api) {
 const GOTCHA: &str = "the pool runs dry under load";
 /// The prompt that asks for it.
 const PROMPT: &str = "how do we fix the db pool exhaustion in this service";
+/// A later prompt of the same session, resumed.
+const RESUMED_PROMPT: &str = "the db pool is exhausted again, what now";
 
 /// A daemon with one gotcha, a Rust repository to work in, and a scratch
 /// home where `memctl install` put the hooks for the daemon's socket.
@@ -596,15 +600,7 @@ fn claude_code_gets_memds_block_through_its_real_hooks() {
     assert!(world.judged(&session) >= 1);
 
     // The session resumed: the block is in its history, not added again.
-    let resumed = world.claude(
-        &claude_bin,
-        &api,
-        &[
-            "--resume",
-            &session,
-            "the db pool is exhausted again, what now",
-        ],
-    );
+    let resumed = world.claude(&claude_bin, &api, &["--resume", &session, RESUMED_PROMPT]);
     assert_eq!(resumed["session_id"], session.as_str(), "{resumed}");
     assert_eq!(
         copies_in_last(&api),
@@ -616,11 +612,10 @@ fn claude_code_gets_memds_block_through_its_real_hooks() {
     // `feedback` runs as install allowed it; `remember`, which writes into
     // the repository, is allowed for this run as a user would.
     let before = world.pool_score();
-    let prompt = format!("{MCP_MARKER}: rate the pool gotcha, and remember the resets");
     let turn = world.claude(
         &claude_bin,
         &api,
-        &[&prompt, "--allowedTools", "mcp__memd__remember"],
+        &[MCP_PROMPT, "--allowedTools", "mcp__memd__remember"],
     );
     assert_eq!(turn["result"], REPLY, "{turn}");
     world.assert_mcp_turn_took_effect(&api, before);
@@ -685,7 +680,7 @@ fn codex_cli_gets_memds_block_through_its_real_hooks() {
         "resume",
         "--dangerously-bypass-hook-trust",
         &thread,
-        "the db pool is exhausted again, what now",
+        RESUMED_PROMPT,
     ]);
     assert_eq!(
         copies_in_last(&api),
@@ -697,12 +692,11 @@ fn codex_cli_gets_memds_block_through_its_real_hooks() {
     // `feedback` runs as install approved it; `remember`, which writes into
     // the repository, asks first, so this run approves it as a user would.
     let before = world.pool_score();
-    let prompt = format!("{MCP_MARKER}: rate the pool gotcha, and remember the resets");
     exec(&[
         "--dangerously-bypass-hook-trust",
         "-c",
         "mcp_servers.memd.tools.remember.approval_mode=\"approve\"",
-        &prompt,
+        MCP_PROMPT,
     ]);
     world.assert_mcp_turn_took_effect(&api, before);
 

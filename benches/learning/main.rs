@@ -30,6 +30,8 @@
 #[path = "../corpus/mod.rs"]
 mod corpus;
 mod judge;
+#[path = "../support/mod.rs"]
+mod support;
 mod world;
 
 use std::collections::BTreeSet;
@@ -37,6 +39,8 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
+
+use support::{memctl_path, memd_serve};
 
 use corpus::Rng;
 use memd::config::Config;
@@ -159,15 +163,6 @@ impl Misses {
     }
 }
 
-fn memctl_path() -> PathBuf {
-    let status = Command::new(env!("CARGO"))
-        .args(["build", "--release", "-q", "-p", "memctl"])
-        .status()
-        .expect("cargo runs");
-    assert!(status.success(), "building memctl failed");
-    PathBuf::from(env!("CARGO_BIN_EXE_memd")).with_file_name("memctl")
-}
-
 /// Lesson ids in an injected block (`- text [ID]` lines).
 fn ids_in(block: &str) -> Vec<String> {
     block
@@ -205,19 +200,15 @@ impl<'w> Run<'w> {
             ),
         )
         .unwrap();
-        let daemon = Command::new(env!("CARGO_BIN_EXE_memd"))
-            .arg("serve")
-            .arg("--config")
-            .arg(&config)
-            .arg("--data-dir")
-            .arg(dir.path().join("data"))
-            .arg("--socket")
-            .arg(&socket)
-            .arg("--root")
-            .arg(dir.path().join("knowledge"))
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
+        let daemon = memd_serve(
+            &config,
+            &dir.path().join("data"),
+            &socket,
+            &dir.path().join("knowledge"),
+        )
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
         let run = Run {
             arm,
             dir,

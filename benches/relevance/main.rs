@@ -18,6 +18,9 @@
 //! `src/semantic/fuse.rs` were chosen); `-- cases` prints each case's
 //! ranking.
 
+#[path = "../support/mod.rs"]
+mod support;
+
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -30,6 +33,7 @@ use memd::engine::{Engine, GLOBAL};
 use memd::semantic::{Fusion, Model};
 use serde::Deserialize;
 use serde_json::{json, Value};
+use support::{memctl_path, memd_serve};
 
 #[derive(Debug, Deserialize)]
 struct Case {
@@ -138,15 +142,6 @@ struct Block {
     by_kind: BTreeMap<String, (usize, usize, usize)>,
 }
 
-fn memctl_path() -> PathBuf {
-    let status = Command::new(env!("CARGO"))
-        .args(["build", "--release", "-q", "-p", "memctl"])
-        .status()
-        .expect("cargo runs");
-    assert!(status.success(), "building memctl failed");
-    PathBuf::from(env!("CARGO_BIN_EXE_memd")).with_file_name("memctl")
-}
-
 /// The known ids that appear in `block` as whole ids.
 fn ids_in(block: &str, ids: &[String]) -> Vec<String> {
     let boundary =
@@ -177,19 +172,15 @@ fn block(memctl: &Path, semantic: bool, cases: &[Case], ids: &[String], show: bo
     .unwrap();
     let work = dir.path().join("work");
     std::fs::create_dir(&work).unwrap();
-    let mut daemon = Command::new(env!("CARGO_BIN_EXE_memd"))
-        .arg("serve")
-        .arg("--config")
-        .arg(&config)
-        .arg("--data-dir")
-        .arg(dir.path().join("data"))
-        .arg("--socket")
-        .arg(&socket)
-        .arg("--root")
-        .arg(set_dir().join("knowledge"))
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut daemon = memd_serve(
+        &config,
+        &dir.path().join("data"),
+        &socket,
+        &set_dir().join("knowledge"),
+    )
+    .stderr(Stdio::null())
+    .spawn()
+    .unwrap();
     let memctl_cmd = |args: &[&str]| {
         Command::new(memctl)
             .args(args)

@@ -300,14 +300,11 @@ fn run() -> Result<ExitCode, Box<dyn std::error::Error>> {
         return install(&args);
     }
     if args.command == "mcp" {
+        if args.query.cwd.is_none() {
+            return Err("`memctl mcp` needs a working directory".into());
+        }
         let socket = memd::protocol::socket_path(args.socket.clone());
-        let cwd = args
-            .query
-            .cwd
-            .clone()
-            .map(PathBuf::from)
-            .ok_or("`memctl mcp` needs a working directory")?;
-        mcp::serve(socket, cwd)?;
+        mcp::serve(socket, as_the_hook_sees_it(args.query.clone()))?;
         return Ok(ExitCode::SUCCESS);
     }
     if args.command == "doctor" {

@@ -27,13 +27,15 @@ const DEFAULT_LIMIT: u32 = 8;
 /// The most a search returns, whatever the call asks.
 const MAX_LIMIT: u32 = 50;
 
-/// Runs the server on stdin and stdout until the client closes them.
-pub fn serve(socket: PathBuf, cwd: PathBuf) -> Result<(), Box<dyn std::error::Error>> {
+/// Runs the server on stdin and stdout until the client closes them;
+/// every call is made in `context` (the working directory, its repository
+/// and tags).
+pub fn serve(socket: PathBuf, context: Query) -> Result<(), Box<dyn std::error::Error>> {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
     runtime.block_on(async move {
-        let server = Memd::new(socket, cwd)
+        let server = Memd::new(socket, context)
             .serve(rmcp::transport::io::stdio())
             .await?;
         server.waiting().await?;
@@ -118,13 +120,7 @@ struct RememberArgs {
 
 #[tool_router]
 impl Memd {
-    fn new(socket: PathBuf, cwd: PathBuf) -> Self {
-        let context = Query {
-            cwd: Some(cwd.display().to_string()),
-            repo: crate::env_tags::repository_of(&cwd).map(|r| r.display().to_string()),
-            tags: crate::env_tags::tags(&cwd),
-            ..Query::default()
-        };
+    fn new(socket: PathBuf, context: Query) -> Self {
         Memd {
             socket,
             context,

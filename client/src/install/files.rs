@@ -4,7 +4,25 @@
 
 use std::path::{Path, PathBuf};
 
+use serde_json::{json, Value};
+
 use super::{Outcome, Step};
+
+/// A JSON settings file, `{}` when absent or empty; one that is not JSON
+/// is an error and left as it is.
+pub fn read_json(path: &Path) -> Result<Value, String> {
+    match std::fs::read_to_string(path) {
+        Ok(text) if !text.trim().is_empty() => serde_json::from_str(&text)
+            .map_err(|e| format!("{}: not JSON ({e}); left as it is", path.display())),
+        _ => Ok(json!({})),
+    }
+}
+
+/// Writes a JSON settings document as [`write_file`] does, pretty-printed.
+pub fn write_json(path: &Path, doc: &Value, dry_run: bool) -> Result<Step, String> {
+    let content = serde_json::to_string_pretty(doc).map_err(|e| e.to_string())? + "\n";
+    write_file(path, &content, dry_run)
+}
 
 /// Writes `content` to `path` unless it is already that.
 pub fn write_file(path: &Path, content: &str, dry_run: bool) -> Result<Step, String> {

@@ -7,7 +7,7 @@ use std::path::Path;
 
 use serde_json::{json, Map, Value};
 
-use super::files::write_file;
+use super::files::{read_json, write_json};
 use super::{Options, Outcome, Step};
 
 /// The timeout (seconds) the harness allows a hook.
@@ -150,11 +150,7 @@ pub fn merge_hooks(doc: &mut Value, options: &Options, harness: &str) -> Result<
 
 /// Merges the hooks into one JSON settings file.
 pub fn install_hooks(path: &Path, options: &Options, harness: &str) -> Result<Step, String> {
-    let mut doc: Value = match std::fs::read_to_string(path) {
-        Ok(text) if !text.trim().is_empty() => serde_json::from_str(&text)
-            .map_err(|e| format!("{}: not JSON ({e}); left as it is", path.display()))?,
-        _ => json!({}),
-    };
+    let mut doc = read_json(path)?;
     let mut changed = merge_hooks(&mut doc, options, harness)?;
     // The user's Claude Code settings also let memd's MCP tools run.
     if harness == "claude" && options.project.is_none() {
@@ -163,8 +159,7 @@ pub fn install_hooks(path: &Path, options: &Options, harness: &str) -> Result<St
     if !changed {
         return Ok(Step::new(path, Outcome::AlreadyThere));
     }
-    let content = serde_json::to_string_pretty(&doc).map_err(|e| e.to_string())? + "\n";
-    write_file(path, &content, options.dry_run)
+    write_json(path, &doc, options.dry_run)
 }
 
 #[cfg(test)]

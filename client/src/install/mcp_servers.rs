@@ -18,7 +18,7 @@ use std::path::Path;
 use serde_json::{json, Map, Value};
 
 use super::codex_config::{header, key_value, Edit};
-use super::files::write_file;
+use super::files::{read_json, write_json};
 use super::{Options, Outcome, Step};
 
 /// The name memd's server is registered under.
@@ -100,11 +100,7 @@ pub fn in_codex(text: &str) -> Result<Option<Server>, String> {
 /// other key (and an `env` the user gave memd's entry).
 pub fn register_claude(path: &Path, options: &Options) -> Result<Step, String> {
     let server = Server::for_install(options);
-    let mut doc: Value = match std::fs::read_to_string(path) {
-        Ok(text) if !text.trim().is_empty() => serde_json::from_str(&text)
-            .map_err(|e| format!("{}: not JSON ({e}); left as it is", path.display()))?,
-        _ => json!({}),
-    };
+    let mut doc = read_json(path)?;
     if in_claude(&doc).as_ref() == Some(&server) {
         return Ok(Step::new(path, Outcome::Registered));
     }
@@ -125,8 +121,7 @@ pub fn register_claude(path: &Path, options: &Options) -> Result<Step, String> {
         NAME.to_string(),
         json!({"type": "stdio", "command": server.command, "args": server.args, "env": env}),
     );
-    let content = serde_json::to_string_pretty(&doc).map_err(|e| e.to_string())? + "\n";
-    write_file(path, &content, options.dry_run)
+    write_json(path, &doc, options.dry_run)
 }
 
 /// Lets Claude Code run memd's [`APPROVED`] tools without asking: each
