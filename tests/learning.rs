@@ -713,9 +713,17 @@ fn the_seeds_worked_examples_through_the_daemon() {
     assert!(acme.abs() < 5e-4 && acme_pos == 1, "{acme}");
     // avg = (-0.283 - 0.584 + 0) / 3 = -0.289, the seed's average. The
     // seed sums 4 evaluations and filters; an evaluation is one judged
-    // session, and this context had (1 + 3 + 0) / 3 of them: thin evidence,
-    // it passes (the seed's own 148 + 197 case is a unit test).
-    assert!(lesson_ids(&daemon, "python,github,personal").contains(&"L-2".to_string()));
+    // session, and this context had (1 + 3 + 0) / 3 of them: thin evidence
+    // here. But the lesson was judged in three contexts (python, github,
+    // acme), and its record across them, the five raw scores above under
+    // the seed's EMA, is -0.476 over 5 sessions: with nothing here saying
+    // relevant, that filters it, as the seed does.
+    let (everywhere, pos, neg) = tag_line(entry, "*");
+    assert!(
+        (everywhere + 0.476).abs() < 5e-4 && (pos, neg) == (1, 4),
+        "{everywhere}"
+    );
+    assert!(!lesson_ids(&daemon, "python,github,personal").contains(&"L-2".to_string()));
     let explain = stdout(&daemon.memctl(&[
         "explain",
         "L-2",
@@ -725,7 +733,9 @@ fn the_seeds_worked_examples_through_the_daemon() {
         "python,github,personal",
     ]));
     assert!(
-        explain.contains("average -0.289 over 1.3 judged sessions") && explain.contains("kept"),
+        explain.contains("average -0.289 over 1.3 judged sessions")
+            && explain.contains("in every context it was judged in (3 of them): average -0.476 over 5.0 judged sessions")
+            && explain.contains("filtered in every context it was judged in"),
         "{explain}"
     );
     // avg 0.000 over [acme, frontend] with 1 evaluation: not enough

@@ -720,8 +720,7 @@ fn commit_session(
             // The new verdict takes the first earlier one's place; the
             // others (there is one unless --force ran before the journal
             // was complete) go.
-            let elsewhere = scratch.elsewhere(&own, tags);
-            let names: Vec<String> = tags.iter().chain(&elsewhere).cloned().collect();
+            let names = scratch.judged_tags(&own, tags);
             let judgement = new(&names);
             let replayed: Vec<Judgement> = entries
                 .iter()

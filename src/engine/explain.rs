@@ -8,7 +8,7 @@ use crate::knowledge::Body;
 use crate::protocol::{Explanation, Query};
 use crate::scoring::lesson::{self, MIN_TASK_SIMILARITY};
 use crate::scoring::rubric::{self, score_anti_pattern, score_pattern};
-use crate::scoring::tag_relevance::{self, verdict, TagVerdict};
+use crate::scoring::tag_relevance::{self, Scope, TagVerdict};
 use crate::scoring::{exemplar, learning, observation};
 use crate::time::{format_instant, SECS_PER_DAY, SECS_PER_HOUR};
 
@@ -247,16 +247,32 @@ pub(super) fn explain(
                     a.held
                 )
             };
-            let over = format!("{over}{elsewhere}");
-            // Decided by its evidence elsewhere, not by this context's.
-            let by_absence = matches!(verdict(e), TagVerdict::Boost(_))
-                && !matches!(assessment.verdict, TagVerdict::Boost(_));
-            let which = if by_absence {
-                "where its own tags were absent, and nothing here says relevant"
-            } else {
-                "here"
+            let everywhere = match assessment.everywhere {
+                Some(a) => {
+                    put("everywhere_avg", a.avg);
+                    put("everywhere_evals", a.evals);
+                    format!(
+                        "; in every context it was judged in ({} of them): average {:.3} over {:.1} judged sessions, held back from {:.0} prompts since",
+                        learned.contexts_judged(id),
+                        a.avg,
+                        a.evals,
+                        a.held
+                    )
+                }
+                None => String::new(),
             };
-            let deciding = if by_absence { assessment.elsewhere } else { e };
+            let over = format!("{over}{elsewhere}{everywhere}");
+            let (which, deciding) = match assessment.decided {
+                Scope::Here => ("here", e),
+                Scope::Elsewhere => (
+                    "where its own tags were absent, and nothing here says relevant",
+                    assessment.elsewhere,
+                ),
+                Scope::Everywhere => (
+                    "in every context it was judged in, and nothing here says relevant",
+                    assessment.everywhere.unwrap_or_default(),
+                ),
+            };
             let wait = tag_relevance::probation_wait(deciding.evals);
             reasons.push(match assessment.verdict {
                 TagVerdict::Filtered => format!(

@@ -9,8 +9,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::scoring::learning::update_effectiveness;
 use crate::scoring::tag_relevance::{
-    auto_pin_by_matches, auto_pin_by_relevance, auto_unpin, evidence, tag_weight, verdict_where,
-    Evidence, TagEvidence, TagScore, TagVerdict,
+    self as tag_relevance, auto_pin_by_matches, auto_pin_by_relevance, auto_unpin, evidence,
+    tag_weight, verdict_scoped, Evidence, Scope, TagEvidence, TagScore, TagVerdict,
+    MIN_CONTEXTS_FOR_EVERYWHERE,
 };
 
 /// A pin: by hand, or by one of seed 001's rules.
@@ -162,9 +163,18 @@ pub struct Assessment {
     pub elsewhere: Evidence,
     /// Those tags, as `!tag`.
     pub elsewhere_tags: Vec<String>,
+    /// Its record in every context ([`EVERYWHERE`]), once judged in
+    /// enough of them to count.
+    pub everywhere: Option<Evidence>,
     /// Filtered, on probation, or kept with a boost.
     pub verdict: TagVerdict,
+    /// The evidence that decided it.
+    pub decided: Scope,
 }
+
+/// The pseudo-tag every judgement also updates: an item's record across
+/// every context it was judged in ([`Scope::Everywhere`]).
+pub const EVERYWHERE: &str = "*";
 
 impl Learned {
     /// The per-tag scores of `item`, if any were learned. Cheap when nothing
@@ -285,18 +295,60 @@ impl Learned {
                 here: none,
                 elsewhere: none,
                 elsewhere_tags: self.elsewhere(own, tags),
-                verdict: verdict_where(none, none),
+                everywhere: None,
+                verdict: TagVerdict::Boost(0.0),
+                decided: Scope::Here,
             };
         }
         let here = evidence_over(scores, tags, |tag| self.weight(tag));
         let elsewhere_tags = self.elsewhere(own, tags);
         let elsewhere = evidence_over(scores, &elsewhere_tags, |_| 1.0);
+        let mut wider = vec![(Scope::Elsewhere, elsewhere)];
+        let (mut verdict, mut decided) = verdict_scoped(here, &wider);
+        // Its record everywhere, when nothing narrower decided and it would
+        // (counting the contexts it was judged in only then).
+        let mut everywhere = None;
+        if decided == Scope::Here && matches!(verdict, TagVerdict::Boost(_)) && here.avg <= 0.0 {
+            let all = evidence_over(scores, &[EVERYWHERE.to_string()], |_| 1.0);
+            if !matches!(tag_relevance::verdict(all), TagVerdict::Boost(_))
+                && self.contexts_judged(item) >= MIN_CONTEXTS_FOR_EVERYWHERE
+            {
+                everywhere = Some(all);
+                wider.push((Scope::Everywhere, all));
+                (verdict, decided) = verdict_scoped(here, &wider);
+            }
+        }
         Assessment {
             here,
             elsewhere,
             elsewhere_tags,
-            verdict: verdict_where(here, elsewhere),
+            everywhere,
+            verdict,
+            decided,
         }
+    }
+
+    /// The contexts `item` was shown and judged in: of those it was shown
+    /// to a session in, the ones whose every tag has evidence for it (a
+    /// judgement updates each tag of its context).
+    pub fn contexts_judged(&self, item: &str) -> usize {
+        let (Some(scores), Some(shown)) = (self.tag_scores(item), self.matches.get(item)) else {
+            return 0;
+        };
+        shown
+            .keys()
+            .filter(|key| !key.is_empty() && key.split(',').all(|tag| scores.contains_key(tag)))
+            .count()
+    }
+
+    /// The tags a judgement of `item` (with its `own` tags) in the context
+    /// of `tags` updates: the context's, `!tag` for each of its own tags
+    /// the context lacks ([`Learned::elsewhere`]), and [`EVERYWHERE`].
+    pub fn judged_tags(&self, own: &[String], tags: &[String]) -> Vec<String> {
+        let mut out = tags.to_vec();
+        out.extend(self.elsewhere(own, tags));
+        out.push(EVERYWHERE.to_string());
+        out
     }
 
     /// Counts one prompt `item` (with its `own` tags) matched but was held
@@ -309,12 +361,11 @@ impl Learned {
         own: &[String],
         tags: &[String],
     ) -> Vec<(String, TagScore)> {
-        let elsewhere = self.elsewhere(own, tags);
+        let aged = self.judged_tags(own, tags);
         let Some(scores) = self.tag_relevance.get_mut(item) else {
             return Vec::new();
         };
-        tags.iter()
-            .chain(&elsewhere)
+        aged.iter()
             .filter_map(|tag| {
                 let score = scores.get_mut(tag)?;
                 *score = score.held_back();
@@ -366,10 +417,10 @@ impl Learned {
         raw: f64,
         weight: f64,
     ) -> (Vec<(String, TagScore)>, Vec<PinChange>) {
-        let elsewhere = self.elsewhere(own, tags);
+        let judged = self.judged_tags(own, tags);
         let scores = self.tag_relevance.entry(item.to_string()).or_default();
         let mut updated = Vec::new();
-        for tag in tags.iter().chain(&elsewhere) {
+        for tag in &judged {
             let score = scores.entry(tag.clone()).or_default();
             *score = score.record(raw, weight);
             updated.push((tag.clone(), *score));
@@ -614,7 +665,8 @@ mod tests {
         for _ in 0..17 {
             aged = l.hold_back("L-6", &[], &tags(&["billing", "linux", "python"]));
         }
-        assert_eq!(aged.len(), 2, "only the tags with evidence: {aged:?}");
+        assert_eq!(aged.len(), 3, "only the tags with evidence: {aged:?}");
+        assert!(aged.iter().any(|(t, _)| t == EVERYWHERE));
         assert_eq!(verdict(l.evidence("L-6", &here)), TagVerdict::Filtered);
         l.hold_back("L-6", &[], &here);
         assert!(matches!(
@@ -625,6 +677,57 @@ mod tests {
         // Judged again where it was held back: filtered again.
         l.judge("L-6", &[], &here, -1.0, 1.0);
         assert_eq!(verdict(l.evidence("L-6", &here)), TagVerdict::Filtered);
+    }
+
+    #[test]
+    fn a_lesson_judged_irrelevant_in_three_contexts_is_filtered_in_a_fourth() {
+        let mut l = Learned::default();
+        let repos: Vec<Vec<String>> = ["billing", "shop", "proxy", "search", "cli"]
+            .iter()
+            .map(|r| tags(&[r, "linux"]))
+            .collect();
+        for t in &repos {
+            l.observe_session(t);
+        }
+        let fresh = &repos[4];
+        // Judged irrelevant in one repository, then two: however often,
+        // that never filters it where it was never judged.
+        for (n, repo) in repos[..2].iter().enumerate() {
+            for _ in 0..3 {
+                l.shown("L-9", repo);
+                l.judge("L-9", &[], repo, -1.0, 1.0);
+            }
+            assert_eq!(l.contexts_judged("L-9"), n + 1);
+            let there = l.assess("L-9", &[], fresh);
+            assert_eq!(
+                there.verdict,
+                TagVerdict::Boost(0.0),
+                "after {} repos",
+                n + 1
+            );
+            assert_eq!(there.everywhere, None);
+        }
+        // A third that agrees: its record everywhere decides where nothing
+        // else does.
+        l.shown("L-9", &repos[2]);
+        l.judge("L-9", &[], &repos[2], -1.0, 1.0);
+        assert_eq!(l.contexts_judged("L-9"), 3);
+        let there = l.assess("L-9", &[], fresh);
+        assert_eq!(there.here, Evidence::default());
+        assert_eq!(there.verdict, TagVerdict::Filtered);
+        assert_eq!(there.decided, Scope::Everywhere);
+        assert_eq!(there.everywhere.unwrap().evals, 7.0);
+        // Where it was judged relevant, that context's evidence decides.
+        l.shown("L-9", &repos[3]);
+        l.judge("L-9", &[], &repos[3], 1.0, 1.0);
+        let search = l.assess("L-9", &[], &repos[3]);
+        assert!(matches!(search.verdict, TagVerdict::Boost(b) if b > 0.0));
+        assert_eq!(search.decided, Scope::Here);
+        // Judged without being shown there (direct feedback on a search
+        // hit): not a context it was shown in, so it does not count.
+        let other = tags(&["other", "linux"]);
+        l.judge("L-10", &[], &other, -1.0, 2.0);
+        assert_eq!(l.contexts_judged("L-10"), 0);
     }
 
     #[test]
@@ -707,9 +810,10 @@ mod tests {
     fn a_replayed_journal_puts_a_new_verdict_in_the_old_ones_place() {
         let mut l = Learned::default();
         let python = tags(&["python"]);
+        let judged = l.judged_tags(&[], &python);
         let judgement = |raw: f64| Judgement {
             session: Some("s".into()),
-            tags: python.clone(),
+            tags: judged.clone(),
             raw,
             weight: 1.0,
         };

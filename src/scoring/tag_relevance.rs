@@ -11,6 +11,10 @@
 //! - tags weigh by how well they tell contexts apart ([`tag_weight`]): a tag
 //!   present in every context (the OS) neither dilutes a verdict nor carries
 //!   one elsewhere;
+//! - where a context has nothing of its own saying relevant, wider evidence
+//!   decides ([`verdict_scoped`]): where the item's own tags were absent,
+//!   then its record across every context, once it was judged in
+//!   [`MIN_CONTEXTS_FOR_EVERYWHERE`] of them;
 //! - a filtered item gets another chance ([`TagVerdict::Probation`]) once
 //!   it has been held back from enough prompts it matched well since it was
 //!   last judged ([`probation_wait`]); the more evidence, the longer it
@@ -223,26 +227,59 @@ pub fn verdict(e: Evidence) -> TagVerdict {
     }
 }
 
+/// memd: an item judged in at least this many contexts has a record of its
+/// own across all of them ([`Scope::Everywhere`]), which decides where a
+/// context has no evidence of its own that says relevant. The seed's three
+/// evaluations before a filter, counted in contexts: one repository's
+/// verdicts never filter a lesson in another, three that agree do.
+pub const MIN_CONTEXTS_FOR_EVERYWHERE: usize = 3;
+
+/// Which evidence decided a verdict.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scope {
+    /// This context's tags.
+    Here,
+    /// Where the item's own tags were absent (`!go`).
+    Elsewhere,
+    /// Every context it was judged in (at least
+    /// [`MIN_CONTEXTS_FOR_EVERYWHERE`]).
+    Everywhere,
+}
+
 /// memd: the verdict on an item in a context from what was learned here
-/// (`here`, over the context's tags) and where the tags its author gave it
-/// were absent (`elsewhere`, over those of its own tags this context lacks:
-/// `!go` for a lesson tagged `go` in a context without `go`). Seed 001
-/// learns only per context, so a lesson written for another stack is
-/// judged anew in every repository before it is filtered there; the
-/// absence of its own tag is a context of its own, so sessions in one
-/// repository without `go` count for every other one. It filters (with the
-/// seed's thresholds, and the same way back) only when this context's own
-/// evidence is not positive, and the boost stays this context's.
-pub fn verdict_where(here: Evidence, elsewhere: Evidence) -> TagVerdict {
+/// (`here`, over the context's tags) and, when that says nothing either way,
+/// from wider evidence, in order (`wider`): where the tags its author gave
+/// it were absent (`!go` for a lesson tagged `go` in a context without
+/// `go`), then every context it was judged in. Seed 001 learns only per
+/// context, so a lesson written for another stack, or one that helps
+/// nowhere, is judged anew in every repository before it is filtered
+/// there. A wider scope filters (with the seed's thresholds, and the same
+/// way back) only when this context's own evidence is not positive, and
+/// the boost stays this context's.
+pub fn verdict_scoped(here: Evidence, wider: &[(Scope, Evidence)]) -> (TagVerdict, Scope) {
     let own = verdict(here);
     if !matches!(own, TagVerdict::Boost(_)) || here.avg > 0.0 {
-        return own;
+        return (own, Scope::Here);
     }
-    match verdict(elsewhere) {
-        TagVerdict::Filtered => TagVerdict::Filtered,
-        TagVerdict::Probation(_) => TagVerdict::Probation(here.avg / 3.0 * RELEVANCE_WEIGHT),
-        TagVerdict::Boost(_) => own,
+    for &(scope, evidence) in wider {
+        match verdict(evidence) {
+            TagVerdict::Filtered => return (TagVerdict::Filtered, scope),
+            TagVerdict::Probation(_) => {
+                return (
+                    TagVerdict::Probation(here.avg / 3.0 * RELEVANCE_WEIGHT),
+                    scope,
+                )
+            }
+            TagVerdict::Boost(_) => {}
+        }
     }
+    (own, Scope::Here)
+}
+
+/// [`verdict_scoped`] with the evidence where the item's own tags were
+/// absent as the only wider scope.
+pub fn verdict_where(here: Evidence, elsewhere: Evidence) -> TagVerdict {
+    verdict_scoped(here, &[(Scope::Elsewhere, elsewhere)]).0
 }
 
 /// Whether the lesson was judged relevant in enough of its context's
@@ -469,6 +506,39 @@ mod tests {
             ..elsewhere
         };
         assert_eq!(verdict_where(none, faded), TagVerdict::Probation(0.0));
+    }
+
+    #[test]
+    fn wider_scopes_decide_in_order_only_where_this_context_says_nothing_good() {
+        let none = Evidence::default();
+        let bad = fresh(-0.6, 4.0);
+        let good = fresh(0.5, 9.0);
+        let everywhere = (Scope::Everywhere, bad);
+        assert_eq!(
+            verdict_scoped(none, &[(Scope::Elsewhere, none), everywhere]),
+            (TagVerdict::Filtered, Scope::Everywhere)
+        );
+        // The narrower scope first.
+        let faded = Evidence { held: 12.0, ..bad };
+        assert_eq!(
+            verdict_scoped(none, &[(Scope::Elsewhere, faded), everywhere]),
+            (TagVerdict::Probation(0.0), Scope::Elsewhere)
+        );
+        // Judged relevant here, or filtered here: this context decides.
+        let here = fresh(0.3, 1.0);
+        assert_eq!(
+            verdict_scoped(here, &[everywhere]),
+            (verdict(here), Scope::Here)
+        );
+        assert_eq!(
+            verdict_scoped(bad, &[(Scope::Everywhere, good)]),
+            (TagVerdict::Filtered, Scope::Here)
+        );
+        // Thin evidence everywhere says nothing.
+        assert_eq!(
+            verdict_scoped(none, &[(Scope::Everywhere, fresh(-0.6, 2.0))]),
+            (TagVerdict::Boost(0.0), Scope::Here)
+        );
     }
 
     #[test]
