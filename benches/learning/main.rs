@@ -40,7 +40,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use support::{memctl_path, memd_serve};
+use support::{hook_context, memctl_path, memd_serve};
 
 use corpus::Rng;
 use memd::config::Config;
@@ -243,30 +243,13 @@ impl<'w> Run<'w> {
     /// Runs one hook through the real `memctl hook claude EVENT`; returns
     /// the lesson ids it injected.
     fn hook(&self, event: &str, input: Value) -> Vec<String> {
-        let mut child = Command::new(&self.memctl)
-            .args(["hook", "claude", event])
-            .env("MEMD_SOCKET", &self.socket)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(input.to_string().as_bytes())
-            .unwrap();
-        let out = child.wait_with_output().unwrap();
-        let text = String::from_utf8_lossy(&out.stdout);
-        let Ok(v) = serde_json::from_str::<Value>(text.trim()) else {
-            return Vec::new();
-        };
-        ids_in(
-            v["hookSpecificOutput"]["additionalContext"]
-                .as_str()
-                .unwrap_or(""),
-        )
+        let context = hook_context(
+            Command::new(&self.memctl)
+                .args(["hook", "claude", event])
+                .env("MEMD_SOCKET", &self.socket),
+            &input,
+        );
+        ids_in(&context)
     }
 
     fn relevant(&self, lesson: &Lesson, repo: usize, topic: usize) -> bool {

@@ -22,7 +22,6 @@
 mod support;
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::Arc;
@@ -32,8 +31,8 @@ use memd::config::Config;
 use memd::engine::{Engine, GLOBAL};
 use memd::semantic::{Fusion, Model};
 use serde::Deserialize;
-use serde_json::{json, Value};
-use support::{memctl_path, memd_serve};
+use serde_json::json;
+use support::{hook_context, memctl_path, memd_serve};
 
 #[derive(Debug, Deserialize)]
 struct Case {
@@ -182,18 +181,21 @@ fn block(memctl: &Path, semantic: bool, cases: &[Case], ids: &[String], show: bo
     .spawn()
     .unwrap();
     let memctl_cmd = |args: &[&str]| {
-        Command::new(memctl)
+        let mut command = Command::new(memctl);
+        command
             .args(args)
             .env("MEMD_SOCKET", &socket)
-            .env("XDG_STATE_HOME", dir.path().join("state"))
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap()
+            .env("XDG_STATE_HOME", dir.path().join("state"));
+        command
     };
     let started = Instant::now();
-    while !memctl_cmd(&["ping"]).wait().unwrap().success() {
+    while !memctl_cmd(&["ping"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .unwrap()
+        .success()
+    {
         assert!(
             started.elapsed() < Duration::from_secs(60),
             "memd did not start"
@@ -209,23 +211,10 @@ fn block(memctl: &Path, semantic: bool, cases: &[Case], ids: &[String], show: bo
             "hook_event_name": "UserPromptSubmit",
             "prompt": case.prompt,
         });
-        let mut child = memctl_cmd(&["hook", "claude", "UserPromptSubmit"]);
-        child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(input.to_string().as_bytes())
-            .unwrap();
-        let output = child.wait_with_output().unwrap();
-        let text = String::from_utf8_lossy(&output.stdout);
-        let context = serde_json::from_str::<Value>(text.trim())
-            .ok()
-            .and_then(|v| {
-                v["hookSpecificOutput"]["additionalContext"]
-                    .as_str()
-                    .map(str::to_string)
-            })
-            .unwrap_or_default();
+        let context = hook_context(
+            &mut memctl_cmd(&["hook", "claude", "UserPromptSubmit"]),
+            &input,
+        );
         let shown = ids_in(&context, ids);
         let hits = shown.iter().filter(|id| case.relevant.contains(id)).count();
         if show {

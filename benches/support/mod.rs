@@ -32,3 +32,33 @@ pub fn memd_serve(config: &Path, data_dir: &Path, socket: &Path, root: &Path) ->
         .arg(root);
     command
 }
+
+/// Runs `hook` (a `memctl hook claude EVENT` with its environment) with
+/// `input` on stdin, as an agent does; returns the context it injected
+/// (empty when none).
+#[allow(dead_code)] // not every bench runs a hook
+pub fn hook_context(hook: &mut Command, input: &serde_json::Value) -> String {
+    use std::io::Write;
+    use std::process::Stdio;
+    let mut child = hook
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("memctl runs");
+    child
+        .stdin
+        .take()
+        .expect("stdin is piped")
+        .write_all(input.to_string().as_bytes())
+        .expect("the hook reads its input");
+    let out = child.wait_with_output().expect("the hook ends");
+    serde_json::from_slice::<serde_json::Value>(&out.stdout)
+        .ok()
+        .and_then(|v| {
+            v["hookSpecificOutput"]["additionalContext"]
+                .as_str()
+                .map(str::to_string)
+        })
+        .unwrap_or_default()
+}

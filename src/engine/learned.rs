@@ -9,8 +9,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::scoring::learning::update_effectiveness;
 use crate::scoring::tag_relevance::{
-    self as tag_relevance, auto_pin_by_matches, auto_pin_by_relevance, auto_unpin, evidence,
-    tag_weight, verdict_scoped, Evidence, Scope, TagEvidence, TagScore, TagVerdict,
+    auto_pin_by_matches, auto_pin_by_relevance, auto_unpin, evidence, tag_weight, verdict,
+    verdict_scoped, Evidence, Scope, TagEvidence, TagScore, TagVerdict,
     MIN_CONTEXTS_FOR_EVERYWHERE,
 };
 
@@ -284,7 +284,7 @@ impl Learned {
     }
 
     /// What was learned about `item` (with its `own` tags) in the context
-    /// of `tags`, and the verdict ([`verdict_where`]).
+    /// of `tags`, and the verdict ([`verdict_scoped`]).
     pub fn assess(&self, item: &str, own: &[String], tags: &[String]) -> Assessment {
         let scores = self.tag_scores(item);
         if scores.is_none() {
@@ -303,27 +303,24 @@ impl Learned {
         let here = evidence_over(scores, tags, |tag| self.weight(tag));
         let elsewhere_tags = self.elsewhere(own, tags);
         let elsewhere = evidence_over(scores, &elsewhere_tags, |_| 1.0);
-        let mut wider = vec![(Scope::Elsewhere, elsewhere)];
-        let (mut verdict, mut decided) = verdict_scoped(here, &wider);
-        // Its record everywhere, when nothing narrower decided and it would
-        // (counting the contexts it was judged in only then).
-        let mut everywhere = None;
-        if decided == Scope::Here && matches!(verdict, TagVerdict::Boost(_)) && here.avg <= 0.0 {
-            let all = evidence_over(scores, &[EVERYWHERE.to_string()], |_| 1.0);
-            if !matches!(tag_relevance::verdict(all), TagVerdict::Boost(_))
-                && self.contexts_judged(item) >= MIN_CONTEXTS_FOR_EVERYWHERE
-            {
-                everywhere = Some(all);
-                wider.push((Scope::Everywhere, all));
-                (verdict, decided) = verdict_scoped(here, &wider);
-            }
-        }
+        let record = || evidence_over(scores, &[EVERYWHERE.to_string()], |_| 1.0);
+        // Its record everywhere is looked at only when nothing narrower
+        // decided, and the contexts it was judged in (a walk over them) are
+        // counted only when that record would decide.
+        let wider = [(Scope::Elsewhere, elsewhere)].into_iter().chain(
+            std::iter::once_with(|| (Scope::Everywhere, record())).filter(|&(_, all)| {
+                !matches!(verdict(all), TagVerdict::Boost(_))
+                    && self.contexts_judged(item) >= MIN_CONTEXTS_FOR_EVERYWHERE
+            }),
+        );
+        let (outcome, decided) = verdict_scoped(here, wider);
+        let everywhere = (decided == Scope::Everywhere).then(record);
         Assessment {
             here,
             elsewhere,
             elsewhere_tags,
             everywhere,
-            verdict,
+            verdict: outcome,
             decided,
         }
     }
@@ -337,7 +334,7 @@ impl Learned {
         };
         shown
             .keys()
-            .filter(|key| !key.is_empty() && key.split(',').all(|tag| scores.contains_key(tag)))
+            .filter(|key| key.split(',').all(|tag| scores.contains_key(tag)))
             .count()
     }
 
@@ -553,7 +550,6 @@ impl Learned {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::scoring::tag_relevance::verdict;
 
     fn tags(t: &[&str]) -> Vec<String> {
         t.iter().map(|s| s.to_string()).collect()

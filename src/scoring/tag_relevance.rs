@@ -256,12 +256,15 @@ pub enum Scope {
 /// there. A wider scope filters (with the seed's thresholds, and the same
 /// way back) only when this context's own evidence is not positive, and
 /// the boost stays this context's.
-pub fn verdict_scoped(here: Evidence, wider: &[(Scope, Evidence)]) -> (TagVerdict, Scope) {
+pub fn verdict_scoped(
+    here: Evidence,
+    wider: impl IntoIterator<Item = (Scope, Evidence)>,
+) -> (TagVerdict, Scope) {
     let own = verdict(here);
     if !matches!(own, TagVerdict::Boost(_)) || here.avg > 0.0 {
         return (own, Scope::Here);
     }
-    for &(scope, evidence) in wider {
+    for (scope, evidence) in wider {
         match verdict(evidence) {
             TagVerdict::Filtered => return (TagVerdict::Filtered, scope),
             TagVerdict::Probation(_) => {
@@ -274,12 +277,6 @@ pub fn verdict_scoped(here: Evidence, wider: &[(Scope, Evidence)]) -> (TagVerdic
         }
     }
     (own, Scope::Here)
-}
-
-/// [`verdict_scoped`] with the evidence where the item's own tags were
-/// absent as the only wider scope.
-pub fn verdict_where(here: Evidence, elsewhere: Evidence) -> TagVerdict {
-    verdict_scoped(here, &[(Scope::Elsewhere, elsewhere)]).0
 }
 
 /// Whether the lesson was judged relevant in enough of its context's
@@ -488,24 +485,39 @@ mod tests {
     fn absent_own_tags_filter_unless_this_context_says_relevant() {
         let none = Evidence::default();
         let elsewhere = fresh(-0.6, 4.0);
-        assert_eq!(verdict_where(none, elsewhere), TagVerdict::Filtered);
         assert_eq!(
-            verdict_where(none, fresh(-0.6, 2.0)),
+            verdict_scoped(none, [(Scope::Elsewhere, elsewhere)]).0,
+            TagVerdict::Filtered
+        );
+        assert_eq!(
+            verdict_scoped(none, [(Scope::Elsewhere, fresh(-0.6, 2.0))]).0,
             TagVerdict::Boost(0.0)
         );
-        assert_eq!(verdict_where(none, fresh(0.5, 9.0)), TagVerdict::Boost(0.0));
+        assert_eq!(
+            verdict_scoped(none, [(Scope::Elsewhere, fresh(0.5, 9.0))]).0,
+            TagVerdict::Boost(0.0)
+        );
         // Judged relevant here: this context's evidence decides.
         let here = fresh(0.3, 1.0);
-        assert_eq!(verdict_where(here, elsewhere), verdict(here));
+        assert_eq!(
+            verdict_scoped(here, [(Scope::Elsewhere, elsewhere)]).0,
+            verdict(here)
+        );
         // Filtered here whatever happened elsewhere.
         let bad = fresh(-0.5, 3.0);
-        assert_eq!(verdict_where(bad, fresh(0.9, 9.0)), TagVerdict::Filtered);
+        assert_eq!(
+            verdict_scoped(bad, [(Scope::Elsewhere, fresh(0.9, 9.0))]).0,
+            TagVerdict::Filtered
+        );
         // Faded elsewhere: probation, with this context's boost.
         let faded = Evidence {
             held: 12.0,
             ..elsewhere
         };
-        assert_eq!(verdict_where(none, faded), TagVerdict::Probation(0.0));
+        assert_eq!(
+            verdict_scoped(none, [(Scope::Elsewhere, faded)]).0,
+            TagVerdict::Probation(0.0)
+        );
     }
 
     #[test]
@@ -515,28 +527,28 @@ mod tests {
         let good = fresh(0.5, 9.0);
         let everywhere = (Scope::Everywhere, bad);
         assert_eq!(
-            verdict_scoped(none, &[(Scope::Elsewhere, none), everywhere]),
+            verdict_scoped(none, [(Scope::Elsewhere, none), everywhere]),
             (TagVerdict::Filtered, Scope::Everywhere)
         );
         // The narrower scope first.
         let faded = Evidence { held: 12.0, ..bad };
         assert_eq!(
-            verdict_scoped(none, &[(Scope::Elsewhere, faded), everywhere]),
+            verdict_scoped(none, [(Scope::Elsewhere, faded), everywhere]),
             (TagVerdict::Probation(0.0), Scope::Elsewhere)
         );
         // Judged relevant here, or filtered here: this context decides.
         let here = fresh(0.3, 1.0);
         assert_eq!(
-            verdict_scoped(here, &[everywhere]),
+            verdict_scoped(here, [everywhere]),
             (verdict(here), Scope::Here)
         );
         assert_eq!(
-            verdict_scoped(bad, &[(Scope::Everywhere, good)]),
+            verdict_scoped(bad, [(Scope::Everywhere, good)]),
             (TagVerdict::Filtered, Scope::Here)
         );
         // Thin evidence everywhere says nothing.
         assert_eq!(
-            verdict_scoped(none, &[(Scope::Everywhere, fresh(-0.6, 2.0))]),
+            verdict_scoped(none, [(Scope::Everywhere, fresh(-0.6, 2.0))]),
             (TagVerdict::Boost(0.0), Scope::Here)
         );
     }
