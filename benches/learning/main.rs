@@ -24,7 +24,10 @@
 //! `cargo bench --bench learning` (three seeds); `-- quick` for one seed,
 //! `-- seeds N`, `-- arms off,evaluate`. Under each arm, the irrelevant
 //! lessons shown in the measured sessions, by why they were not relevant;
-//! `MEMD_BENCH_DEBUG=1` traces each measured prompt's lessons on stderr;
+//! `MEMD_BENCH_DEBUG=1` traces each measured prompt's lessons (and each
+//! drift session that showed a stale lesson as a kept one) on stderr;
+//! `MEMD_BENCH_TRACE=1` prints each verdict a session's lessons get, and
+//! why (a wrong verdict, a lesson shown on another topic, another scope);
 //! `MEMD_BENCH_SEMANTIC=off` runs the daemons with the semantic tier off.
 
 #[path = "../corpus/mod.rs"]
@@ -321,7 +324,9 @@ impl<'w> Run<'w> {
             let mut input = base("UserPromptSubmit");
             input["prompt"] = json!(prompt);
             let shown = self.hook("UserPromptSubmit", input);
-            if std::env::var_os("MEMD_BENCH_DEBUG").is_some() && n > MEASURED_FROM && n <= SESSIONS
+            if std::env::var_os("MEMD_BENCH_DEBUG").is_some()
+                && n > MEASURED_FROM
+                && (n <= SESSIONS || self.drift.is_some())
             {
                 self.debug(repo, *topic, prompt, &cwd);
             }
@@ -364,6 +369,24 @@ impl<'w> Run<'w> {
         out.reached = reachable.iter().filter(|r| out.ids.contains(*r)).count();
         self.hook("SessionEnd", base("SessionEnd"));
 
+        if std::env::var_os("MEMD_BENCH_TRACE").is_some() {
+            for lesson in &out.ids {
+                let l = self.lesson(lesson).unwrap();
+                let truly = relevant.contains(&lesson.as_str());
+                let wrong = judge::wrong(&id, lesson, JUDGE_ERROR_PERCENT);
+                let covers = l.scope.covers(&self.repos[repo]) && !l.obsolete;
+                let topic_in = prompts.iter().any(|(t, _)| *t == l.topic);
+                eprintln!(
+                    "V {n} {} {lesson} {} truth={} wrong={} covers={} topic_in={}",
+                    self.repos[repo].name,
+                    if truly != wrong { "+" } else { "-" },
+                    truly,
+                    wrong,
+                    covers,
+                    topic_in
+                );
+            }
+        }
         match self.arm {
             Arm::Off => {}
             Arm::Evaluate => self.evaluate(),
@@ -610,6 +633,12 @@ fn run_arm(arm: Arm, seed: u64, memctl: &Path) -> Figures {
             .any(|s| o.ids.contains(s) && !o.rechecks.contains(s))
         {
             figures.stale_last = n;
+            if std::env::var_os("MEMD_BENCH_DEBUG").is_some() {
+                eprintln!(
+                    "STALE-KEPT seed {seed} drift session {n}: {:?} rechecks {:?}",
+                    o.ids, o.rechecks
+                );
+            }
         }
         figures.stale_rechecks += o.rechecks.len();
         for (i, f) in fresh.iter().enumerate() {
@@ -722,8 +751,8 @@ fn main() {
         );
         let m = measured.misses;
         println!(
-            "          misses: start {} off-topic {} obsolete {} language {} framework {} repo {} | short prompts {}/{}",
-            m.start, m.off_topic, m.obsolete, m.language, m.framework, m.repo, m.short, m.prompts
+            "          {}/{} relevant | misses: start {} off-topic {} obsolete {} language {} framework {} repo {} | short prompts {}/{}",
+            measured.relevant, measured.shown, m.start, m.off_topic, m.obsolete, m.language, m.framework, m.repo, m.short, m.prompts
         );
     }
 }

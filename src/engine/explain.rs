@@ -210,9 +210,15 @@ pub(super) fn explain(
             put("another_stack", f64::from(u8::from(another_stack)));
             if another_stack {
                 reasons.push(format!(
-                    "written for another stack: its own tags [{}] name a workspace memd has seen, and none is among [{}]; on a prompt it comes after every lesson that is not",
+                    "written for another stack: its own tags [{}] name a workspace memd has seen, and none is among [{}]; on a prompt it comes after every lesson that is not, and until it is judged relevant here it is a candidate in one session of {} of this context ({} this one)",
                     own.join(", "),
-                    facts.tags.join(", ")
+                    facts.tags.join(", "),
+                    lesson::EXPLORE_ANOTHER_STACK_EVERY,
+                    if lesson::explores_another_stack(learned.sessions_with(&facts.tags), id) {
+                        "including"
+                    } else {
+                        "not"
+                    }
                 ));
             }
             let assessment = learned.assess(id, &own, &facts.tags);
@@ -252,8 +258,9 @@ pub(super) fn explain(
                     put("everywhere_avg", a.avg);
                     put("everywhere_evals", a.evals);
                     format!(
-                        "; in every context it was judged in ({} of them): average {:.3} over {:.1} judged sessions, held back from {:.0} prompts since",
+                        "; in every context it was judged in ({} of them, irrelevant on balance in {}): average {:.3} over {:.1} judged sessions, held back from {:.0} prompts since",
                         learned.contexts_judged(id),
+                        learned.contexts_against(id),
                         a.avg,
                         a.evals,
                         a.held
@@ -282,8 +289,8 @@ pub(super) fn explain(
                     lesson::PROBATION_MIN_TASK_POINTS
                 ),
                 TagVerdict::Probation(b) => format!(
-                    "{over}: on probation: it was filtered {which}, and has since been held back from {wait:.0} prompts or more, so it may be shown again on a task match of {} points or more to be judged anew (boost {b:+.5})",
-                    lesson::PROBATION_MIN_TASK_POINTS
+                    "{over}: on probation: it was filtered {which}, and has since been held back from {wait:.0} prompts or more, so it may be shown again on a task match of {} points, after the lessons that are kept, to be judged anew (boost {b:+.5})",
+                    lesson::PROBATION_SHOW_TASK_POINTS
                 ),
                 TagVerdict::Boost(b) => format!("{over}: kept, boost {b:+.5}"),
             });

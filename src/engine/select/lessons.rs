@@ -1,8 +1,11 @@
 //! Seed 001: lessons behind the structural gate, filtered or boosted by
 //! learned tag relevance. On a prompt every lesson needs a task match, and
 //! the prompt leads the order (task band, then RRF of the lexical and tag
-//! rankings plus the boost), lessons written for another stack after those
-//! that are not; at session start (no task) the pinned lessons come in,
+//! rankings plus the boost), lessons written for another stack, and
+//! re-checks of filtered ones, after those that are not. A lesson written
+//! for another stack and not known to help here is a candidate in one
+//! session in a few of the context; a filtered one on probation only on a
+//! strong match. At session start (no task) the pinned lessons come in,
 //! best evidence first.
 
 use std::cmp::Ordering;
@@ -10,8 +13,8 @@ use std::cmp::Ordering;
 use crate::knowledge::Body;
 use crate::render::{Entry, Note, Section};
 use crate::scoring::lesson::{
-    self, prompt_order, PromptRank, MAX_LESSONS, MAX_PINNED, MIN_TASK_SIMILARITY,
-    PROBATION_MIN_TASK_POINTS,
+    self, explores_another_stack, prompt_order, PromptRank, MAX_LESSONS, MAX_PINNED,
+    MIN_TASK_SIMILARITY, PROBATION_MIN_TASK_POINTS, PROBATION_SHOW_TASK_POINTS,
 };
 use crate::scoring::rubric::task_points;
 use crate::scoring::tag_relevance::{Evidence, TagVerdict};
@@ -61,6 +64,9 @@ pub(super) fn lessons(
     let learned = engine.learned();
     let on_prompt = !facts.query.task.trim().is_empty();
     let learned_pins = !learned.pins.is_empty();
+    // The context's session clock, for exploring lessons written for
+    // another stack.
+    let session = learned.sessions_with(&facts.tags);
     let mut pool = Vec::new();
     let mut held_back = Vec::new();
     for live in items {
@@ -92,15 +98,19 @@ pub(super) fn lessons(
             .map_or_else(Vec::new, |_| live.item.own_tags());
         let assessment = learned.assess(id, &own, &facts.tags);
         let evidence = assessment.here;
-        let strong = on_prompt && task_points(similarity) >= PROBATION_MIN_TASK_POINTS;
+        let band = if on_prompt {
+            task_points(similarity)
+        } else {
+            0
+        };
         let (boost, probation) = match assessment.verdict {
             TagVerdict::Filtered => {
-                if strong {
+                if band >= PROBATION_MIN_TASK_POINTS {
                     held_back.push(id.clone());
                 }
                 continue;
             }
-            TagVerdict::Probation(boost) if strong => (boost, true),
+            TagVerdict::Probation(boost) if band >= PROBATION_SHOW_TASK_POINTS => (boost, true),
             TagVerdict::Probation(_) => continue,
             TagVerdict::Boost(boost) => (boost, false),
         };
@@ -120,6 +130,16 @@ pub(super) fn lessons(
             &facts.tags,
             |t| learned.seen_tag(t),
         );
+        // Written for another stack and not known to help here: explored
+        // in one session in a few of this context.
+        if on_prompt
+            && another_stack
+            && !probation
+            && evidence.avg <= 0.0
+            && !explores_another_stack(session, id)
+        {
+            continue;
+        }
         pool.push(Candidate {
             live,
             similarity,
@@ -160,6 +180,7 @@ pub(super) fn lessons(
         let c = &pool[i];
         PromptRank {
             fits: !c.another_stack,
+            probation: c.probation,
             band: task_points(c.similarity),
             fused: lesson::rrf(&[lexical_rank[i], tag_rank[i]]) + c.boost,
             similarity: c.similarity,
