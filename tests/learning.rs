@@ -49,6 +49,34 @@ fn lesson_ids(daemon: &Daemon, tags: &str) -> Vec<String> {
         .collect()
 }
 
+/// `memctl explain ID` on the tests' task in the context of `tags`.
+fn explain(daemon: &Daemon, id: &str, tags: &str) -> String {
+    stdout(&daemon.memctl(&[
+        "explain",
+        id,
+        "--task",
+        "run the integration tests",
+        "--tags",
+        tags,
+    ]))
+}
+
+/// A query for lessons on the tests' task in session `id` with `tags`,
+/// left open; its answer.
+fn open_session(daemon: &Daemon, id: &str, tags: &str) -> Value {
+    daemon.json(&[
+        "query",
+        "--task",
+        "run the integration tests",
+        "--tags",
+        tags,
+        "--session",
+        id,
+        "--kinds",
+        "lesson",
+    ])
+}
+
 #[test]
 fn feedback_follows_the_seed_and_filters_only_its_context() {
     let sandbox = Sandbox::new();
@@ -78,14 +106,7 @@ fn feedback_follows_the_seed_and_filters_only_its_context() {
     assert!(lesson_ids(&daemon, "rust").contains(&"L-1".to_string()));
     assert!(lesson_ids(&daemon, "python").contains(&"L-2".to_string()));
 
-    let explain = stdout(&daemon.memctl(&[
-        "explain",
-        "L-1",
-        "--task",
-        "run the integration tests",
-        "--tags",
-        "python",
-    ]));
+    let explain = explain(&daemon, "L-1", "python");
     assert!(explain.contains("filtered"), "{explain}");
 
     // Feedback without tags applies to the tags of the query that last
@@ -252,17 +273,7 @@ fn judged_by(sandbox: &Sandbox, command: &[&str]) {
 }
 
 fn session(daemon: &Daemon, id: &str, tags: &str) {
-    let v = daemon.json(&[
-        "query",
-        "--task",
-        "run the integration tests",
-        "--tags",
-        tags,
-        "--session",
-        id,
-        "--kinds",
-        "lesson",
-    ]);
+    let v = open_session(daemon, id, tags);
     assert!(
         !v["ok"]["answer"]["items"].as_array().unwrap().is_empty(),
         "{v}"
@@ -330,14 +341,7 @@ fn an_external_judge_reproduces_the_seed_numbers() {
     assert!(!lesson_ids(&daemon, "python").contains(&"L-1".to_string()));
     // Elsewhere nothing filters it (though, written for python, it is
     // shown there only in one session of a few).
-    let explain = stdout(&daemon.memctl(&[
-        "explain",
-        "L-1",
-        "--task",
-        "run the integration tests",
-        "--tags",
-        "rust",
-    ]));
+    let explain = explain(&daemon, "L-1", "rust");
     assert!(explain.contains(": kept, boost"), "{explain}");
 }
 
@@ -737,14 +741,7 @@ fn the_seeds_worked_examples_through_the_daemon() {
         "{everywhere}"
     );
     assert!(!lesson_ids(&daemon, "python,github,personal").contains(&"L-2".to_string()));
-    let explain = stdout(&daemon.memctl(&[
-        "explain",
-        "L-2",
-        "--task",
-        "run the integration tests",
-        "--tags",
-        "python,github,personal",
-    ]));
+    let explain = explain(&daemon, "L-2", "python,github,personal");
     assert!(
         explain.contains("average -0.289 over 1.3 judged sessions")
             && explain.contains("in every context it was judged in (3 of them, irrelevant on balance in 2): average -0.692 over 5.0 judged sessions")
@@ -762,25 +759,9 @@ fn a_lesson_judged_where_its_own_tags_are_absent_is_filtered_wherever_they_are()
     sandbox.write("lessons.yaml", LESSONS);
     let daemon = Daemon::start(&sandbox);
     // A Python workspace was seen, so L-1's `python` names a stack.
-    daemon.json(&[
-        "query",
-        "--task",
-        "run the integration tests",
-        "--tags",
-        "python",
-        "--session",
-        "s-py",
-    ]);
+    open_session(&daemon, "s-py", "python");
     common::eventually("the python session counted", || {
-        stdout(&daemon.memctl(&[
-            "explain",
-            "L-1",
-            "--task",
-            "run the integration tests",
-            "--tags",
-            "github",
-        ]))
-        .contains("written for another stack")
+        explain(&daemon, "L-1", "github").contains("written for another stack")
     });
     // Judged irrelevant three times in GitHub work, which lacks python:
     // that counts wherever python is absent...
@@ -791,14 +772,7 @@ fn a_lesson_judged_where_its_own_tags_are_absent_is_filtered_wherever_they_are()
     let log = daemon.json(&["log", "L-1"]);
     let (absent, _, absent_neg) = tag_line(&log["ok"]["log"][0], "!python");
     assert!((absent + 1.314).abs() < 5e-4 && absent_neg == 3, "{log}");
-    let explain = stdout(&daemon.memctl(&[
-        "explain",
-        "L-1",
-        "--task",
-        "run the integration tests",
-        "--tags",
-        "acme,frontend",
-    ]));
+    let explain = explain(&daemon, "L-1", "acme,frontend");
     assert!(
         explain.contains("where its own tags were absent ([!python])")
             && explain.contains("filtered where its own tags were absent"),
@@ -848,14 +822,7 @@ fn a_filtered_lesson_comes_back_after_the_prompts_it_was_held_back_from() {
         log.to_string().contains("\"held\":9")
     });
     assert!(prompt("s-9"), "on probation after 9 prompts held back");
-    let explain = stdout(&daemon.memctl(&[
-        "explain",
-        "L-1",
-        "--task",
-        "run the integration tests",
-        "--tags",
-        "python",
-    ]));
+    let explain = explain(&daemon, "L-1", "python");
     assert!(explain.contains("on probation"), "{explain}");
     // Judged again: out again, for longer; and the count survives a restart.
     daemon.json(&["feedback", "L-1", "--irrelevant", "--tags", "python"]);
@@ -937,15 +904,7 @@ fn a_failing_session_is_judged_once_a_run_and_never_holds_up_the_others() {
 fn a_session_whose_transcript_is_gone_is_skipped_for_good() {
     let (sandbox, daemon, runs) = scripted_judge();
     session(&daemon, "a-good", "python");
-    daemon.json(&[
-        "query",
-        "--task",
-        "run the integration tests",
-        "--tags",
-        "python",
-        "--session",
-        "b-gone",
-    ]);
+    open_session(&daemon, "b-gone", "python");
     let gone = sandbox.dir.path().join("gone.jsonl");
     daemon.json(&[
         "session-end",
@@ -1050,16 +1009,7 @@ fn a_lesson_for_another_stack_comes_after_those_that_fit_in_a_few_sessions() {
     // Python workspace gets the lesson written for it after the other, and
     // only in one of its sessions in five until it is known to help there.
     session(&daemon, "s-go", "go");
-    let explain = || {
-        stdout(&daemon.memctl(&[
-            "explain",
-            "L-GO",
-            "--task",
-            "run the integration tests",
-            "--tags",
-            "python",
-        ]))
-    };
+    let explain = || explain(&daemon, "L-GO", "python");
     common::eventually("the Go session counted", || {
         explain().contains("written for another stack: its own tags [go]")
     });
