@@ -347,10 +347,13 @@ impl Learned {
     /// The keys of the contexts `item` was shown and judged in.
     fn judged_contexts<'a>(&'a self, item: &str) -> impl Iterator<Item = &'a String> + 'a {
         let scores = self.tag_scores(item);
-        let shown = scores.and(self.matches.get(item));
-        shown.into_iter().flat_map(|m| m.keys()).filter(move |key| {
-            scores.is_some_and(|s| key.split(',').all(|tag| s.contains_key(tag)))
-        })
+        self.matches
+            .get(item)
+            .into_iter()
+            .flat_map(|shown| shown.keys())
+            .filter(move |key| {
+                scores.is_some_and(|s| key.split(',').all(|tag| s.contains_key(tag)))
+            })
     }
 
     /// The tags a judgement of `item` (with its `own` tags) in the context

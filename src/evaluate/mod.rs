@@ -35,16 +35,12 @@ pub fn excerpt(turns: &[transcript::Turn]) -> String {
 /// prompt each item was shown on, never the prompt itself, and the
 /// evaluation finds that prompt in the transcript by it.
 pub fn prompt_mark(prompt: &str) -> u64 {
-    const OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
-    const PRIME: u64 = 0x0100_0000_01b3;
-    let mut hash = OFFSET;
-    for (i, word) in prompt.split_whitespace().enumerate() {
-        let space = (i > 0).then_some(b' ');
-        for byte in space.into_iter().chain(word.bytes()) {
-            hash = (hash ^ u64::from(byte)).wrapping_mul(PRIME);
-        }
-    }
-    hash
+    crate::text::fnv1a(
+        prompt
+            .split_whitespace()
+            .enumerate()
+            .flat_map(|(i, word)| (i > 0).then_some(b' ').into_iter().chain(word.bytes())),
+    )
 }
 
 /// What the agent did after the user's prompt marked `mark` (see

@@ -43,11 +43,11 @@ pub const EXPLORE_ANOTHER_STACK_EVERY: u64 = 5;
 /// the context's `session` (its session clock): one session in
 /// [`EXPLORE_ANOTHER_STACK_EVERY`], a different one for each lesson.
 pub fn explores_another_stack(session: u64, id: &str) -> bool {
-    // FNV-1a: a stable spread of ids over the sessions.
-    let offset = id.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
-        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
-    });
-    session.wrapping_add(offset) % EXPLORE_ANOTHER_STACK_EVERY == 0
+    // A stable spread of ids over the sessions.
+    let offset = crate::text::fnv1a(id.bytes());
+    session
+        .wrapping_add(offset)
+        .is_multiple_of(EXPLORE_ANOTHER_STACK_EVERY)
 }
 
 /// Where a candidate lesson stands on a prompt.

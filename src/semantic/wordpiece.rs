@@ -199,14 +199,7 @@ impl Vocabulary {
 /// FNV-1a over the parts' bytes in order, so a prefix and a piece hash
 /// as their concatenation does.
 fn hash(parts: &[&str]) -> u64 {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for part in parts {
-        for &b in part.as_bytes() {
-            h ^= u64::from(b);
-            h = h.wrapping_mul(0x0000_0100_0000_01b3);
-        }
-    }
-    h
+    crate::text::fnv1a(parts.iter().flat_map(|part| part.bytes()))
 }
 
 #[cfg(test)]

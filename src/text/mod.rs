@@ -1,11 +1,13 @@
 //! Text matching: tokenising with stemming, and the BM25F inverted index
-//! over compressed posting lists.
+//! over compressed posting lists; the stable hash ([`fnv1a`]).
 
 pub mod bm25;
+mod fnv;
 mod postings;
 pub mod tokenize;
 
 pub use bm25::{DocId, Field, Similarities, TextIndex};
+pub use fnv::fnv1a;
 
 use std::borrow::Cow;
 
