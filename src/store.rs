@@ -236,18 +236,42 @@ struct TagScoreBeforeHeld {
     negative: u32,
 }
 
-/// Decodes a stored tag score of either layout.
+/// A tag score as stored before a verdict could put it on trial; read as
+/// not on trial.
+#[derive(Deserialize)]
+struct TagScoreBeforeTrial {
+    score: f64,
+    positive: u32,
+    negative: u32,
+    held: u32,
+}
+
+/// Decodes a stored tag score of any layout.
 fn decode_tag_score(bytes: &[u8]) -> Option<TagScore> {
-    postcard::from_bytes::<TagScore>(bytes).ok().or_else(|| {
-        postcard::from_bytes::<TagScoreBeforeHeld>(bytes)
-            .ok()
-            .map(|old| TagScore {
-                score: old.score,
-                positive: old.positive,
-                negative: old.negative,
-                held: 0,
-            })
-    })
+    postcard::from_bytes::<TagScore>(bytes)
+        .ok()
+        .or_else(|| {
+            postcard::from_bytes::<TagScoreBeforeTrial>(bytes)
+                .ok()
+                .map(|old| TagScore {
+                    score: old.score,
+                    positive: old.positive,
+                    negative: old.negative,
+                    held: old.held,
+                    trial: false,
+                })
+        })
+        .or_else(|| {
+            postcard::from_bytes::<TagScoreBeforeHeld>(bytes)
+                .ok()
+                .map(|old| TagScore {
+                    score: old.score,
+                    positive: old.positive,
+                    negative: old.negative,
+                    held: 0,
+                    trial: false,
+                })
+        })
 }
 
 /// A change to learned state, written in one transaction.
@@ -1067,6 +1091,43 @@ mod tests {
             items: load.items,
             errors: load.errors,
         }
+    }
+
+    #[test]
+    fn tag_scores_of_earlier_layouts_are_read() {
+        #[derive(Serialize)]
+        struct BeforeHeld {
+            score: f64,
+            positive: u32,
+            negative: u32,
+        }
+        #[derive(Serialize)]
+        struct BeforeTrial {
+            before: BeforeHeld,
+            held: u32,
+        }
+        let before_held = BeforeHeld {
+            score: -0.3,
+            positive: 1,
+            negative: 4,
+        };
+        let read = decode_tag_score(&postcard::to_allocvec(&before_held).unwrap()).unwrap();
+        assert_eq!((read.score, read.negative, read.held), (-0.3, 4, 0));
+        assert!(!read.trial);
+        let before_trial = BeforeTrial {
+            before: before_held,
+            held: 7,
+        };
+        let read = decode_tag_score(&postcard::to_allocvec(&before_trial).unwrap()).unwrap();
+        assert_eq!((read.positive, read.held, read.trial), (1, 7, false));
+        let now = TagScore {
+            trial: true,
+            ..read
+        };
+        assert_eq!(
+            decode_tag_score(&postcard::to_allocvec(&now).unwrap()),
+            Some(now)
+        );
     }
 
     #[test]

@@ -833,6 +833,68 @@ fn a_filtered_lesson_comes_back_after_the_prompts_it_was_held_back_from() {
     assert!(log.to_string().contains("\"held\":1"), "{log}");
 }
 
+#[test]
+fn a_filtered_lesson_judged_relevant_once_stays_a_re_check_until_confirmed() {
+    let sandbox = Sandbox::new();
+    sandbox.write("lessons.yaml", LESSONS);
+    let daemon = Daemon::start(&sandbox);
+    let feedback = |daemon: &Daemon, verdict: &str| {
+        let out = daemon.memctl(&["feedback", "L-1", verdict, "--tags", "python"]);
+        assert!(out.status.success(), "{}", stdout(&out));
+    };
+    // Weight 2: -0.6, 0.18, -0.474, -0.932: filtered over 4 sessions.
+    for verdict in ["--irrelevant", "--relevant", "--irrelevant", "--irrelevant"] {
+        feedback(&daemon, verdict);
+    }
+    assert!(explain(&daemon, "L-1", "python").contains("filtered here"));
+    // Relevant once: -0.652 + 0.6 = -0.052, over the line, but on trial.
+    feedback(&daemon, "--relevant");
+    let log = daemon.json(&["log", "L-1"]);
+    let line = &log["ok"]["log"][0]["tags"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["tag"] == "python")
+        .unwrap()
+        .clone();
+    assert!(
+        (line["score"].as_f64().unwrap() + 0.052).abs() < 5e-4,
+        "{log}"
+    );
+    assert_eq!(line["trial"], true, "{log}");
+    let shown = |daemon: &Daemon| -> Option<Value> {
+        let v = daemon.json(&[
+            "query",
+            "--task",
+            "run the integration tests",
+            "--tags",
+            "python",
+            "--kinds",
+            "lesson",
+        ]);
+        v["ok"]["answer"]["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|i| i["id"] == "L-1")
+            .cloned()
+    };
+    // Shown as a re-check, not as a kept lesson; and so after a restart.
+    let item = shown(&daemon).expect("a strong match re-checks it");
+    assert_eq!(item["dimensions"]["probation"], 1.0, "{item}");
+    drop(daemon);
+    let daemon = Daemon::start(&sandbox);
+    let explained = explain(&daemon, "L-1", "python");
+    assert!(explained.contains("on trial"), "{explained}");
+    assert!(stdout(&daemon.memctl(&["log", "L-1"])).contains("on trial"));
+    // Confirmed by a second relevant verdict: kept.
+    feedback(&daemon, "--relevant");
+    let explained = explain(&daemon, "L-1", "python");
+    assert!(explained.contains("kept, boost"), "{explained}");
+    let item = shown(&daemon).expect("kept and matching");
+    assert_eq!(item["dimensions"]["probation"], 0.0, "{item}");
+}
+
 /// A daemon whose judge is `judge-scripted.sh`, and the log of its runs.
 fn scripted_judge() -> (Sandbox, Daemon, std::path::PathBuf) {
     let sandbox = Sandbox::new();

@@ -328,7 +328,7 @@ impl<'w> Run<'w> {
                 && n > MEASURED_FROM
                 && (n <= SESSIONS || self.drift.is_some())
             {
-                self.debug(repo, *topic, prompt, &cwd);
+                self.debug(n, repo, *topic, prompt, &cwd);
             }
             out.misses.prompts += 1;
             out.misses.short += usize::from(shown.len() < 3);
@@ -407,7 +407,7 @@ impl<'w> Run<'w> {
         out
     }
 
-    fn debug(&self, repo: usize, topic: usize, prompt: &str, cwd: &Path) {
+    fn debug(&self, n: usize, repo: usize, topic: usize, prompt: &str, cwd: &Path) {
         let q = self.memctl(&[
             "query",
             "--json",
@@ -417,14 +417,15 @@ impl<'w> Run<'w> {
             &cwd.display().to_string(),
         ]);
         let v: Value = serde_json::from_slice(&q.stdout).unwrap_or(Value::Null);
-        eprintln!("## {} t{topic} {prompt}", self.repos[repo].name);
+        eprintln!("## session {n} {} t{topic} {prompt}", self.repos[repo].name);
         for it in v["ok"]["answer"]["items"].as_array().into_iter().flatten() {
             let id = it["id"].as_str().unwrap_or("");
             let Some(l) = self.lesson(id) else { continue };
             let d = &it["dimensions"];
             eprintln!(
-                "  {} {id} t{} {:?}{} {:?} sim {:.2} band {} lex {} tag {} evals {:.2} avg {:.2} elsewhere {:.2}/{:.2} {}",
+                "  {}{} {id} t{} {:?}{} {:?} sim {:.2} band {} lex {} tag {} evals {:.2} avg {:.2} elsewhere {:.2}/{:.2} {}",
                 if self.relevant(l, repo, topic) { "+" } else { "-" },
+                if d["probation"] == 1.0 { "P" } else { "" },
                 l.topic, l.scope, if l.obsolete { " OBS" } else { "" }, l.tags,
                 d["similarity"].as_f64().unwrap_or(0.0), d["task_band"], d["lexical_rank"], d["tag_rank"],
                 d["tag_evals"].as_f64().unwrap_or(0.0), d["tag_avg"].as_f64().unwrap_or(0.0),

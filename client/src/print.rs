@@ -121,7 +121,8 @@ pub fn hit_line(h: &SearchHit) -> String {
 }
 
 /// Seed 001's per-tag format: `tag  score  (+positive/-negative)`, and
-/// the prompts it was held back from since, if any.
+/// the prompts it was held back from since, if any, and whether it is on
+/// trial.
 pub fn log_entry(e: &LogEntry) -> String {
     let kind = e.kind.map_or("?".to_string(), |k| k.to_string());
     let mut text = format!("{} ({kind}): {}\n", e.id, e.title);
@@ -148,11 +149,14 @@ pub fn log_entry(e: &LogEntry) -> String {
         .max()
         .unwrap_or(0);
     for t in &e.tags {
-        let held = if t.held > 0 {
+        let mut held = if t.held > 0 {
             format!("  held back from {} prompt(s) since", t.held)
         } else {
             String::new()
         };
+        if t.trial {
+            held.push_str("  on trial (relevant once since filtered)");
+        }
         let _ = writeln!(
             text,
             "  {:<width$}  {:+.3}  (+{}/-{}){held}",

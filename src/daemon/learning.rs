@@ -258,6 +258,7 @@ pub fn entry(engine: &crate::engine::Engine, id: &str) -> LogEntry {
                     positive: s.positive,
                     negative: s.negative,
                     held: s.held,
+                    trial: s.trial,
                 })
                 .collect()
         })

@@ -288,6 +288,10 @@ pub(super) fn explain(
                     tag_relevance::NEGATIVE_SCORE_THRESHOLD,
                     lesson::PROBATION_MIN_TASK_POINTS
                 ),
+                TagVerdict::Probation(b) if deciding.trial => format!(
+                    "{over}: on trial: it was filtered {which}, and one judged session since found it relevant; until the next confirms it, it is shown only on a task match of {} points, after the lessons that are kept (boost {b:+.5})",
+                    lesson::PROBATION_SHOW_TASK_POINTS
+                ),
                 TagVerdict::Probation(b) => format!(
                     "{over}: on probation: it was filtered {which}, and has since been held back from {wait:.0} prompts or more, so it may be shown again on a task match of {} points, after the lessons that are kept, to be judged anew (boost {b:+.5})",
                     lesson::PROBATION_SHOW_TASK_POINTS

@@ -313,6 +313,9 @@ pub struct TagLine {
     /// Prompts it was held back from since it was last judged.
     #[serde(default)]
     pub held: u32,
+    /// Judged relevant once since it was filtered, not yet confirmed.
+    #[serde(default)]
+    pub trial: bool,
 }
 
 /// What has been learned about one item.

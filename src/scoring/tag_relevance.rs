@@ -18,7 +18,8 @@
 //! - a filtered item gets another chance ([`TagVerdict::Probation`]) once
 //!   it has been held back from enough prompts it matched well since it was
 //!   last judged ([`probation_wait`]); the more evidence, the longer it
-//!   waits.
+//!   waits. A re-check judged relevant once stays a re-check until a second
+//!   judgement confirms it ([`TagScore::trial`]).
 
 /// How fast scores adapt to new signal.
 pub const EMA_ALPHA: f64 = 0.3;
@@ -82,6 +83,16 @@ pub struct TagScore {
     /// Prompts since the last judgement that the item matched but was
     /// held back from, filtered on this evidence: how old the evidence is.
     pub held: u32,
+    /// memd: lifted over the filter line by one relevant verdict while it
+    /// was filtered. On trial the item stays a re-check
+    /// ([`TagVerdict::Probation`]) until its next judgement: relevant again
+    /// confirms it, irrelevant filters it again. One verdict against a
+    /// record that filtered it is as likely the judge's error as a change;
+    /// the seed's EMA alone would keep the item on that one verdict.
+    /// Measured (the learning bench, eight seeds, evaluator): a lesson gone
+    /// stale in a drift last shown as a kept one at session 23 without,
+    /// 11 with.
+    pub trial: bool,
 }
 
 impl TagScore {
@@ -94,12 +105,19 @@ impl TagScore {
     /// with `weight` ([`EVALUATOR_WEIGHT`] or [`FEEDBACK_WEIGHT`]). The
     /// evidence is new again: nothing held back since.
     pub fn record(self, raw: f64, weight: f64) -> TagScore {
+        let score = ema(self.score, raw, weight);
         TagScore {
-            score: ema(self.score, raw, weight),
+            score,
             positive: self.positive + u32::from(raw > 0.0),
             negative: self.negative + u32::from(raw < 0.0),
             held: 0,
+            trial: self.filtered() && raw > 0.0 && score >= NEGATIVE_SCORE_THRESHOLD,
         }
+    }
+
+    /// Below the seed's filter line with enough judged sessions to filter.
+    fn filtered(&self) -> bool {
+        self.score < NEGATIVE_SCORE_THRESHOLD && f64::from(self.evals()) >= MIN_EVALS_FOR_FILTER
     }
 
     /// Counts one prompt the item was held back from on this evidence.
@@ -142,6 +160,8 @@ pub struct Evidence {
     /// Prompts it was held back from since it was last judged (the
     /// weighted mean over the tags with evidence).
     pub held: f64,
+    /// Most of its evidence (by weight) is on trial ([`TagScore::trial`]).
+    pub trial: bool,
 }
 
 /// One tag of a context as [`evidence`] reads it.
@@ -163,7 +183,7 @@ pub fn evidence(tags: impl IntoIterator<Item = TagEvidence>) -> Evidence {
     }
     let uniform = tags.iter().all(|t| t.weight <= 0.0);
     let (mut sum_w, mut avg, mut evals, mut positive) = (0.0, 0.0, 0.0, 0.0);
-    let (mut held, mut held_w) = (0.0, 0.0);
+    let (mut held, mut held_w, mut trial_w) = (0.0, 0.0, 0.0);
     for t in &tags {
         let w = if uniform { 1.0 } else { t.weight };
         sum_w += w;
@@ -173,6 +193,7 @@ pub fn evidence(tags: impl IntoIterator<Item = TagEvidence>) -> Evidence {
             positive += w * f64::from(s.positive);
             held += w * f64::from(s.held);
             held_w += w;
+            trial_w += if s.trial { w } else { 0.0 };
         }
     }
     Evidence {
@@ -180,6 +201,7 @@ pub fn evidence(tags: impl IntoIterator<Item = TagEvidence>) -> Evidence {
         evals: evals / sum_w,
         positive: positive / sum_w,
         held: if held_w > 0.0 { held / held_w } else { 0.0 },
+        trial: held_w > 0.0 && 2.0 * trial_w > held_w,
     }
 }
 
@@ -213,7 +235,8 @@ pub enum TagVerdict {
 
 /// Filter at `evals >= 3` and `avg < -0.1` (seed 001); once the lesson has
 /// been held back from [`probation_wait`] prompts since it was last judged,
-/// probation. Otherwise boost by `avg / 3 * 0.01`.
+/// probation. On trial ([`TagScore::trial`]): probation. Otherwise boost by
+/// `avg / 3 * 0.01`.
 pub fn verdict(e: Evidence) -> TagVerdict {
     let boost = e.avg / 3.0 * RELEVANCE_WEIGHT;
     if e.avg < NEGATIVE_SCORE_THRESHOLD && e.evals >= MIN_EVALS_FOR_FILTER {
@@ -222,6 +245,8 @@ pub fn verdict(e: Evidence) -> TagVerdict {
         } else {
             TagVerdict::Probation(boost)
         }
+    } else if e.trial {
+        TagVerdict::Probation(boost)
     } else {
         TagVerdict::Boost(boost)
     }
@@ -325,6 +350,7 @@ mod tests {
             positive,
             negative,
             held: 0,
+            trial: false,
         }
     }
 
@@ -387,6 +413,7 @@ mod tests {
             evals,
             positive: evals,
             held: 0.0,
+            trial: false,
         }
     }
 
@@ -444,6 +471,58 @@ mod tests {
         }]);
         close(e.avg, -1.0);
         close(e.evals, 20.0);
+    }
+
+    #[test]
+    fn a_re_check_judged_relevant_once_stays_a_re_check_until_confirmed() {
+        let now = |s: TagScore| {
+            evidence([TagEvidence {
+                weight: 1.0,
+                score: Some(s),
+            }])
+        };
+        // Filtered at -0.3 over 3 sessions: one relevant verdict lifts the
+        // EMA over the line (-0.21 + 0.3 = 0.09), but it is on trial.
+        let filtered = score(-0.3, 0, 3);
+        let lifted = filtered.record(1.0, EVALUATOR_WEIGHT);
+        close(lifted.score, 0.09);
+        assert!(lifted.trial);
+        assert!(matches!(verdict(now(lifted)), TagVerdict::Probation(b) if b > 0.0));
+        // Confirmed by the next: kept.
+        let confirmed = lifted.record(1.0, EVALUATOR_WEIGHT);
+        assert!(!confirmed.trial);
+        assert!(matches!(verdict(now(confirmed)), TagVerdict::Boost(_)));
+        // Or not: filtered again (0.063 - 0.3 = -0.237), and no trial.
+        let refuted = lifted.record(-1.0, EVALUATOR_WEIGHT);
+        assert!(!refuted.trial);
+        assert_eq!(verdict(now(refuted)), TagVerdict::Filtered);
+        // A relevant verdict that leaves it below the line, or one on a
+        // lesson that was not filtered (too few sessions), starts no trial.
+        assert!(!score(-0.8, 0, 3).record(1.0, EVALUATOR_WEIGHT).trial);
+        assert!(!score(-0.3, 0, 2).record(1.0, EVALUATOR_WEIGHT).trial);
+        // Evidence is on trial when most of its weight is.
+        let e = evidence([
+            TagEvidence {
+                weight: 1.0,
+                score: Some(lifted),
+            },
+            TagEvidence {
+                weight: 0.5,
+                score: Some(confirmed),
+            },
+        ]);
+        assert!(e.trial);
+        let e = evidence([
+            TagEvidence {
+                weight: 0.5,
+                score: Some(lifted),
+            },
+            TagEvidence {
+                weight: 1.0,
+                score: Some(confirmed),
+            },
+        ]);
+        assert!(!e.trial);
     }
 
     #[test]
