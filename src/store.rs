@@ -246,32 +246,36 @@ struct TagScoreBeforeTrial {
     held: u32,
 }
 
+impl From<TagScoreBeforeTrial> for TagScore {
+    fn from(old: TagScoreBeforeTrial) -> TagScore {
+        TagScore {
+            score: old.score,
+            positive: old.positive,
+            negative: old.negative,
+            held: old.held,
+            trial: false,
+        }
+    }
+}
+
 /// Decodes a stored tag score of any layout.
 fn decode_tag_score(bytes: &[u8]) -> Option<TagScore> {
-    postcard::from_bytes::<TagScore>(bytes)
+    if let Ok(score) = postcard::from_bytes::<TagScore>(bytes) {
+        return Some(score);
+    }
+    postcard::from_bytes::<TagScoreBeforeTrial>(bytes)
         .ok()
-        .or_else(|| {
-            postcard::from_bytes::<TagScoreBeforeTrial>(bytes)
-                .ok()
-                .map(|old| TagScore {
-                    score: old.score,
-                    positive: old.positive,
-                    negative: old.negative,
-                    held: old.held,
-                    trial: false,
-                })
-        })
         .or_else(|| {
             postcard::from_bytes::<TagScoreBeforeHeld>(bytes)
                 .ok()
-                .map(|old| TagScore {
+                .map(|old| TagScoreBeforeTrial {
                     score: old.score,
                     positive: old.positive,
                     negative: old.negative,
                     held: 0,
-                    trial: false,
                 })
         })
+        .map(TagScore::from)
 }
 
 /// A change to learned state, written in one transaction.

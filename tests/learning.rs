@@ -792,6 +792,30 @@ fn a_lesson_judged_where_its_own_tags_are_absent_is_filtered_wherever_they_are()
     assert!(lesson_ids(&daemon, "python,acme").contains(&"L-1".to_string()));
 }
 
+/// L-1 as the prompt "run the integration tests" in a Python workspace
+/// shows it (in an agent's `session`, if given), or `None`.
+fn l1_on_the_test_prompt(daemon: &Daemon, session: Option<&str>) -> Option<Value> {
+    let mut args = vec![
+        "query",
+        "--task",
+        "run the integration tests",
+        "--tags",
+        "python",
+        "--kinds",
+        "lesson",
+    ];
+    if let Some(session) = session {
+        args.extend(["--session", session]);
+    }
+    let v = daemon.json(&args);
+    v["ok"]["answer"]["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|i| i["id"] == "L-1")
+        .cloned()
+}
+
 #[test]
 fn a_filtered_lesson_comes_back_after_the_prompts_it_was_held_back_from() {
     let sandbox = Sandbox::new();
@@ -800,24 +824,7 @@ fn a_filtered_lesson_comes_back_after_the_prompts_it_was_held_back_from() {
     for _ in 0..3 {
         daemon.json(&["feedback", "L-1", "--irrelevant", "--tags", "python"]);
     }
-    let prompt = |session: &str| {
-        let v = daemon.json(&[
-            "query",
-            "--task",
-            "run the integration tests",
-            "--tags",
-            "python",
-            "--session",
-            session,
-            "--kinds",
-            "lesson",
-        ]);
-        v["ok"]["answer"]["items"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .any(|i| i["id"] == "L-1")
-    };
+    let prompt = |session: &str| l1_on_the_test_prompt(&daemon, Some(session)).is_some();
     // Queries without a session (people looking) do not count.
     for _ in 0..10 {
         assert!(!lesson_ids(&daemon, "python").contains(&"L-1".to_string()));
@@ -871,25 +878,8 @@ fn a_filtered_lesson_judged_relevant_once_stays_a_re_check_until_confirmed() {
         "{log}"
     );
     assert_eq!(line["trial"], true, "{log}");
-    let shown = |daemon: &Daemon| -> Option<Value> {
-        let v = daemon.json(&[
-            "query",
-            "--task",
-            "run the integration tests",
-            "--tags",
-            "python",
-            "--kinds",
-            "lesson",
-        ]);
-        v["ok"]["answer"]["items"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|i| i["id"] == "L-1")
-            .cloned()
-    };
     // Shown as a re-check, not as a kept lesson; and so after a restart.
-    let item = shown(&daemon).expect("a strong match re-checks it");
+    let item = l1_on_the_test_prompt(&daemon, None).expect("a strong match re-checks it");
     assert_eq!(item["dimensions"]["probation"], 1.0, "{item}");
     drop(daemon);
     let daemon = Daemon::start(&sandbox);
@@ -900,7 +890,7 @@ fn a_filtered_lesson_judged_relevant_once_stays_a_re_check_until_confirmed() {
     feedback(&daemon, "--relevant");
     let explained = explain(&daemon, "L-1", "python");
     assert!(explained.contains("kept, boost"), "{explained}");
-    let item = shown(&daemon).expect("kept and matching");
+    let item = l1_on_the_test_prompt(&daemon, None).expect("kept and matching");
     assert_eq!(item["dimensions"]["probation"], 0.0, "{item}");
 }
 
