@@ -117,7 +117,7 @@ impl TagScore {
 
     /// Below the seed's filter line with enough judged sessions to filter.
     fn filtered(&self) -> bool {
-        self.score < NEGATIVE_SCORE_THRESHOLD && f64::from(self.evals()) >= MIN_EVALS_FOR_FILTER
+        filters(self.score, f64::from(self.evals()))
     }
 
     /// Counts one prompt the item was held back from on this evidence.
@@ -233,13 +233,19 @@ pub enum TagVerdict {
     Boost(f64),
 }
 
+/// Seed 001's filter line: an average below -0.1 over 3 or more
+/// evaluations (judged sessions).
+fn filters(avg: f64, evals: f64) -> bool {
+    avg < NEGATIVE_SCORE_THRESHOLD && evals >= MIN_EVALS_FOR_FILTER
+}
+
 /// Filter at `evals >= 3` and `avg < -0.1` (seed 001); once the lesson has
 /// been held back from [`probation_wait`] prompts since it was last judged,
 /// probation. On trial ([`TagScore::trial`]): probation. Otherwise boost by
 /// `avg / 3 * 0.01`.
 pub fn verdict(e: Evidence) -> TagVerdict {
     let boost = e.avg / 3.0 * RELEVANCE_WEIGHT;
-    if e.avg < NEGATIVE_SCORE_THRESHOLD && e.evals >= MIN_EVALS_FOR_FILTER {
+    if filters(e.avg, e.evals) {
         if e.held < probation_wait(e.evals) {
             TagVerdict::Filtered
         } else {
