@@ -204,14 +204,19 @@ pub(super) fn explain(
             let learned = engine.learned();
             let own = item.own_tags();
             let another_stack =
-                lesson::for_another_stack(own.iter().map(String::as_str), &facts.tags, |t| {
+                lesson::stack_fit(own.iter().map(String::as_str), &facts.tags, |t| {
                     learned.seen_tag(t)
-                });
+                })
+                .another_stack;
             put("another_stack", f64::from(u8::from(another_stack)));
             if another_stack {
                 reasons.push(format!(
-                    "written for another stack: its own tags [{}] name a workspace memd has seen, and none is among [{}]; on a prompt it comes after every lesson that is not, and until it is judged relevant here it is a candidate in one session of {} of this context ({} this one)",
-                    own.join(", "),
+                    "written for another stack: its own tags (a lesson given none: the words of its text) name [{}], workspaces memd has seen, and none of them is among [{}]; on a prompt it comes after every lesson that is not, and until it is judged relevant here it is a candidate in one session of {} of this context ({} this one)",
+                    own.iter()
+                        .filter(|t| learned.seen_tag(t))
+                        .map(String::as_str)
+                        .collect::<Vec<_>>()
+                        .join(", "),
                     facts.tags.join(", "),
                     lesson::EXPLORE_ANOTHER_STACK_EVERY,
                     if lesson::explores_another_stack(learned.sessions_with(&facts.tags), id) {

@@ -241,9 +241,13 @@ impl Learned {
         tag_weight(df, self.contexts.len() as u32)
     }
 
-    /// Whether some context has had `tag` (lower case): a workspace tag.
+    /// Whether some context has had `tag` (in any case): a workspace tag.
     pub fn seen_tag(&self, tag: &str) -> bool {
-        self.tag_stats.contains_key(tag)
+        if tag.chars().any(char::is_uppercase) {
+            self.tag_stats.contains_key(&tag.to_lowercase())
+        } else {
+            self.tag_stats.contains_key(tag)
+        }
     }
 
     /// Sessions seen with `tag`.

@@ -27,6 +27,15 @@ impl fmt::Display for Source {
 }
 
 /// One knowledge item.
+/// The words of a text as tags would be written: split at whitespace and
+/// punctuation, keeping the characters tags are written with (`-`, `+`,
+/// `#`, and `.` inside a word: `node.js`, `c++`, `c#`); case as written.
+pub fn text_words(text: &str) -> impl Iterator<Item = &str> {
+    text.split(|c: char| !(c.is_alphanumeric() || matches!(c, '-' | '+' | '#' | '.')))
+        .map(|w| w.trim_matches(|c: char| matches!(c, '.' | '-')))
+        .filter(|w| !w.is_empty())
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Item {
     /// Unique within its scope.
@@ -41,22 +50,34 @@ pub struct Item {
 
 impl Item {
     /// The tags its author gave it (its own and, for a lesson, its
-    /// prerequisites' soft tags), lower case, each once.
+    /// prerequisites' soft tags), lower case, each once. A lesson given
+    /// none is tagged by the words of its text ([`Item::stack_words`]).
     pub fn own_tags(&self) -> Vec<String> {
-        let lesson_tags = match &self.body {
-            Body::Lesson(l) => l.prerequisites.tags.as_slice(),
-            _ => &[],
-        };
-        let mut out: Vec<String> = self
-            .tags
-            .iter()
-            .chain(lesson_tags)
-            .map(|t| t.trim().to_lowercase())
-            .filter(|t| !t.is_empty())
-            .collect();
+        let mut out: Vec<String> = self.stack_words().map(str::to_lowercase).collect();
         out.sort();
         out.dedup();
         out
+    }
+
+    /// Its own tags as written, trimmed, without allocating: the tags its
+    /// author gave it, or, for a lesson given none, the words of its text
+    /// ([`text_words`]): one that says "In java services, ..." is a java
+    /// lesson. Where these are read (another stack, evidence elsewhere),
+    /// only the words that name a workspace memd has seen count.
+    pub fn stack_words(&self) -> impl Iterator<Item = &str> {
+        let lesson = match &self.body {
+            Body::Lesson(l) => Some(l),
+            _ => None,
+        };
+        let given = self
+            .tags
+            .iter()
+            .chain(lesson.map_or(&[][..], |l| l.prerequisites.tags.as_slice()))
+            .map(|t| t.trim())
+            .filter(|t| !t.is_empty());
+        let untagged = given.clone().next().is_none();
+        let text = lesson.filter(|_| untagged).map_or("", |l| l.text.as_str());
+        given.chain(text_words(text))
     }
 
     /// The item's kind.
@@ -346,5 +367,37 @@ mod tests {
         assert_eq!(normalize_role("Backend Engineer"), "backend-engineer");
         assert_eq!(normalize_role("backend_engineer"), "backend-engineer");
         assert_eq!(normalize_role(" QA  engineer "), "qa-engineer");
+    }
+
+    fn lesson(text: &str, tags: &[&str], soft: &[&str]) -> Item {
+        Item {
+            id: "L".into(),
+            tags: tags.iter().map(|t| t.to_string()).collect(),
+            source: Source {
+                file: Arc::from(Path::new("lessons.yaml")),
+                pos: Pos::default(),
+            },
+            body: Body::Lesson(Box::new(Lesson {
+                text: text.into(),
+                category: None,
+                prerequisites: Prerequisites {
+                    tags: soft.iter().map(|t| t.to_string()).collect(),
+                    ..Prerequisites::default()
+                },
+                pinned: false,
+            })),
+        }
+    }
+
+    #[test]
+    fn a_lesson_given_no_tags_is_tagged_by_its_words() {
+        let own = lesson("In Go services, don't panic: use node.js or C++.", &[], &[]).own_tags();
+        for word in ["go", "services", "panic", "node.js", "c++"] {
+            assert!(own.iter().any(|t| t == word), "{word} in {own:?}");
+        }
+        // Tags given, by the author or its prerequisites, are its own.
+        let tagged = lesson("In Go services, use C++", &["Go "], &["rust"]).own_tags();
+        assert_eq!(tagged, ["go", "rust"]);
+        assert_eq!(text_words(" -- . ").count(), 0);
     }
 }

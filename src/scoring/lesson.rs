@@ -4,7 +4,7 @@
 //! workspace tags and learned relevance refine the order among lessons that
 //! match alike and never lift a weak match over a strong one. memd adds one
 //! prior: a lesson whose own tags name another workspace's stack, and none
-//! of this one's, comes after the lessons that fit ([`for_another_stack`]).
+//! of this one's, comes after the lessons that fit ([`stack_fit`]).
 
 use crate::knowledge::item::Prerequisites;
 
@@ -30,7 +30,7 @@ pub const PROBATION_MIN_TASK_POINTS: u8 = 2;
 /// says nothing about the lesson's own topic; precision 0.790 -> 0.816.
 pub const PROBATION_SHOW_TASK_POINTS: u8 = 3;
 
-/// memd: a lesson written for another stack ([`for_another_stack`]) with
+/// memd: a lesson written for another stack ([`stack_fit`]) with
 /// no evidence in this context that it helps is a candidate in one session
 /// of this many here ([`explores_another_stack`]), so memd still learns
 /// whether it applies (a stack's advice that turns out to fit) without
@@ -53,7 +53,7 @@ pub fn explores_another_stack(session: u64, id: &str) -> bool {
 /// Where a candidate lesson stands on a prompt.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct PromptRank {
-    /// Not written for another stack ([`for_another_stack`]).
+    /// Not written for another stack ([`stack_fit`]).
     pub fits: bool,
     /// On probation: a re-check of a lesson filtered here.
     pub probation: bool,
@@ -86,26 +86,46 @@ pub fn prompt_order(a: PromptRank, b: PromptRank) -> std::cmp::Ordering {
         .then(b.similarity.total_cmp(&a.similarity))
 }
 
-/// memd: whether a lesson was written for another stack: one of its own
-/// tags (`own`: its `tags` and its prerequisites' `tags`) names a
-/// workspace memd has seen (`seen`: a tag some query's context had) and
-/// none of them is among this workspace's `tags` (lower case). A lesson
-/// tagged `go` in a Python repository; never one tagged with nothing a
-/// workspace has (`security`), nor one that shares a tag with this one.
-pub fn for_another_stack<'a>(
+/// How a lesson's own tags sit with a workspace's ([`stack_fit`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StackFit {
+    /// The workspace's tags among its own, each once: the tag ranking.
+    pub shared: usize,
+    /// Written for another stack: one of its own tags names a workspace
+    /// memd has seen, and it shares none with this one.
+    pub another_stack: bool,
+}
+
+/// memd: how a lesson's own tags (`own`: its `tags` and its prerequisites'
+/// `tags`, or for a lesson given none the words of its text, as written)
+/// sit with this workspace's `tags`: how many of them it shares, and
+/// whether it was written for another stack: one of its own tags names a
+/// workspace memd has seen (`seen`, asked in any case: a tag some query's
+/// context had) and none is among this workspace's. A lesson tagged `go`
+/// (or saying "In go services") in a Python repository; never one tagged
+/// with nothing a workspace has (`security`), nor one that shares a tag
+/// with this one. One pass over its words, nothing allocated: it runs for
+/// every candidate of a query.
+pub fn stack_fit<'a>(
     own: impl IntoIterator<Item = &'a str>,
     tags: &[String],
     seen: impl Fn(&str) -> bool,
-) -> bool {
+) -> StackFit {
+    // The workspace's tags shared, by position (a workspace has a few).
+    let mut shared = 0u128;
     let mut elsewhere = false;
     for tag in own {
         let tag = tag.trim();
-        if tags.iter().any(|t| t.eq_ignore_ascii_case(tag)) {
-            return false;
+        match tags.iter().position(|t| t.eq_ignore_ascii_case(tag)) {
+            Some(i) => shared |= 1 << i.min(127),
+            None if shared == 0 && !elsewhere => elsewhere = seen(tag),
+            None => {}
         }
-        elsewhere = elsewhere || seen(&tag.to_lowercase());
     }
-    elsewhere
+    StackFit {
+        shared: shared.count_ones() as usize,
+        another_stack: shared == 0 && elsewhere,
+    }
 }
 
 /// What the gate checks a lesson against.
@@ -372,13 +392,22 @@ mod tests {
     #[test]
     fn a_lesson_for_another_stack_names_a_workspace_and_shares_nothing() {
         let here = vec!["python".to_string(), "django".to_string()];
-        let seen = |t: &str| ["python", "django", "go", "react"].contains(&t);
-        assert!(for_another_stack(["go"], &here, seen));
-        assert!(for_another_stack(["Go", "security"], &here, seen));
+        // Asked as written: the caller's lookup ignores case.
+        let seen = |t: &str| {
+            ["python", "django", "go", "react"]
+                .iter()
+                .any(|s| s.eq_ignore_ascii_case(t))
+        };
+        let another = |own: &[&str]| stack_fit(own.iter().copied(), &here, seen).another_stack;
+        assert!(another(&["go"]));
+        assert!(another(&["Go", "security"]));
         // Shares a tag with this workspace, names none, or has no tags.
-        assert!(!for_another_stack(["go", "Python"], &here, seen));
-        assert!(!for_another_stack(["security"], &here, seen));
-        assert!(!for_another_stack([], &here, seen));
+        assert!(!another(&["go", "Python"]));
+        assert!(!another(&["security"]));
+        assert!(!another(&[]));
+        // Each of the workspace's tags it shares counts once.
+        let shared = stack_fit(["Django", "python", "django", "go"], &here, seen).shared;
+        assert_eq!(shared, 2);
     }
 
     #[test]

@@ -29,7 +29,7 @@ struct Candidate<'e> {
     similarity: f64,
     /// Its tags shared with the query's.
     overlap: usize,
-    /// Written for another stack ([`lesson::for_another_stack`]).
+    /// Written for another stack ([`lesson::stack_fit`]).
     another_stack: bool,
     evidence: Evidence,
     /// Elsewhere: where its own tags were absent.
@@ -92,7 +92,7 @@ pub(super) fn lessons(
         if !on_prompt && !pinned {
             continue;
         }
-        // Its own tags matter only once something was learned about it.
+        // Its own tags matter here only once something was learned about it.
         let own = learned
             .tag_scores(id)
             .map_or_else(Vec::new, |_| live.item.own_tags());
@@ -114,22 +114,10 @@ pub(super) fn lessons(
             TagVerdict::Probation(_) => continue,
             TagVerdict::Boost(boost) => (boost, false),
         };
-        let overlap = l
-            .prerequisites
-            .tags
-            .iter()
-            .chain(&live.item.tags)
-            .filter(|t| facts.tags.iter().any(|q| q.eq_ignore_ascii_case(t)))
-            .count();
-        let another_stack = lesson::for_another_stack(
-            l.prerequisites
-                .tags
-                .iter()
-                .chain(&live.item.tags)
-                .map(String::as_str),
-            &facts.tags,
-            |t| learned.seen_tag(t),
-        );
+        let fit = lesson::stack_fit(live.item.stack_words(), &facts.tags, |t| {
+            learned.seen_tag(t)
+        });
+        let (overlap, another_stack) = (fit.shared, fit.another_stack);
         // Written for another stack and not known to help here: explored
         // in one session in a few of this context.
         if on_prompt
