@@ -26,7 +26,6 @@ impl fmt::Display for Source {
     }
 }
 
-/// One knowledge item.
 /// The words of a text as tags would be written: split at whitespace and
 /// punctuation, keeping the characters tags are written with (`-`, `+`,
 /// `#`, and `.` inside a word: `node.js`, `c++`, `c#`); case as written.
@@ -36,6 +35,7 @@ pub fn text_words(text: &str) -> impl Iterator<Item = &str> {
         .filter(|w| !w.is_empty())
 }
 
+/// One knowledge item.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Item {
     /// Unique within its scope.
