@@ -250,6 +250,21 @@ impl Learned {
         }
     }
 
+    /// Those of `words` (an item's `Item::stack_words`) that name a
+    /// workspace seen, lower case, each once: of an item's own tags, all
+    /// that its evidence elsewhere ([`Learned::elsewhere`]) can read,
+    /// without lower-casing the rest of a lesson's text.
+    pub fn seen_among<'a>(&self, words: impl IntoIterator<Item = &'a str>) -> Vec<String> {
+        let mut out: Vec<String> = words
+            .into_iter()
+            .filter(|w| self.seen_tag(w))
+            .map(str::to_lowercase)
+            .collect();
+        out.sort();
+        out.dedup();
+        out
+    }
+
     /// Sessions seen with `tag`.
     pub fn clock(&self, tag: &str) -> u64 {
         self.tag_stats.get(tag).map_or(0, |s| s.1)

@@ -27,6 +27,8 @@ use crate::engine::{Engine, Live};
 struct Candidate<'e> {
     live: &'e Live,
     similarity: f64,
+    /// Its task band on the prompt (0 at session start).
+    band: u8,
     /// Its tags shared with the query's.
     overlap: usize,
     /// Written for another stack ([`lesson::stack_fit`]).
@@ -95,7 +97,7 @@ pub(super) fn lessons(
         // Its own tags matter here only once something was learned about it.
         let own = learned
             .tag_scores(id)
-            .map_or_else(Vec::new, |_| live.item.own_tags());
+            .map_or_else(Vec::new, |_| learned.seen_among(live.item.stack_words()));
         let assessment = learned.assess(id, &own, &facts.tags);
         let evidence = assessment.here;
         let band = if on_prompt {
@@ -131,6 +133,7 @@ pub(super) fn lessons(
         pool.push(Candidate {
             live,
             similarity,
+            band,
             overlap,
             another_stack,
             evidence,
@@ -169,7 +172,7 @@ pub(super) fn lessons(
         PromptRank {
             fits: !c.another_stack,
             probation: c.probation,
-            band: task_points(c.similarity),
+            band: c.band,
             fused: lesson::rrf(&[lexical_rank[i], tag_rank[i]]) + c.boost,
             similarity: c.similarity,
         }
