@@ -23,7 +23,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::engine::{Judgement, Pin};
 use crate::knowledge::{Diagnostic, FileKind, Item};
-use crate::scoring::tag_relevance::TagScore;
+use crate::scoring::tag_relevance::{TagScore, EMA_ALPHA};
 
 /// redb's page cache. The store is read once at start-up and written a
 /// file at a time, so a small cache costs nothing and keeps the daemon's
@@ -246,9 +246,31 @@ struct TagScoreBeforeTrial {
     held: u32,
 }
 
-impl From<TagScoreBeforeTrial> for TagScore {
-    fn from(old: TagScoreBeforeTrial) -> TagScore {
-        TagScore {
+/// A tag score as stored before it kept the weights of its verdicts; read
+/// as made by the evaluator's verdicts alone (weight 1.0).
+#[derive(Deserialize)]
+struct TagScoreBeforeUnit {
+    score: f64,
+    positive: u32,
+    negative: u32,
+    held: u32,
+    trial: bool,
+}
+
+impl From<TagScoreBeforeHeld> for TagScoreBeforeTrial {
+    fn from(old: TagScoreBeforeHeld) -> TagScoreBeforeTrial {
+        TagScoreBeforeTrial {
+            score: old.score,
+            positive: old.positive,
+            negative: old.negative,
+            held: 0,
+        }
+    }
+}
+
+impl From<TagScoreBeforeTrial> for TagScoreBeforeUnit {
+    fn from(old: TagScoreBeforeTrial) -> TagScoreBeforeUnit {
+        TagScoreBeforeUnit {
             score: old.score,
             positive: old.positive,
             negative: old.negative,
@@ -258,24 +280,42 @@ impl From<TagScoreBeforeTrial> for TagScore {
     }
 }
 
-/// Decodes a stored tag score of any layout.
+impl From<TagScoreBeforeUnit> for TagScore {
+    fn from(old: TagScoreBeforeUnit) -> TagScore {
+        // The EMA of one per verdict over its verdicts, from 0; with each
+        // weighing 1.0, the weights' is the same.
+        let verdicts = 1.0 - (1.0 - EMA_ALPHA).powf(f64::from(old.positive + old.negative));
+        TagScore {
+            score: old.score,
+            positive: old.positive,
+            negative: old.negative,
+            held: old.held,
+            trial: old.trial,
+            weights: verdicts,
+            verdicts,
+        }
+    }
+}
+
+/// Decodes a stored tag score of any layout (the newest first: an older
+/// layout is a prefix of a newer one, so it fails to decode as one).
 fn decode_tag_score(bytes: &[u8]) -> Option<TagScore> {
     if let Ok(score) = postcard::from_bytes::<TagScore>(bytes) {
         return Some(score);
     }
-    postcard::from_bytes::<TagScoreBeforeTrial>(bytes)
+    let before_unit = postcard::from_bytes::<TagScoreBeforeUnit>(bytes)
         .ok()
         .or_else(|| {
-            postcard::from_bytes::<TagScoreBeforeHeld>(bytes)
+            postcard::from_bytes::<TagScoreBeforeTrial>(bytes)
                 .ok()
-                .map(|old| TagScoreBeforeTrial {
-                    score: old.score,
-                    positive: old.positive,
-                    negative: old.negative,
-                    held: 0,
+                .or_else(|| {
+                    postcard::from_bytes::<TagScoreBeforeHeld>(bytes)
+                        .ok()
+                        .map(TagScoreBeforeTrial::from)
                 })
-        })
-        .map(TagScore::from)
+                .map(TagScoreBeforeUnit::from)
+        })?;
+    Some(TagScore::from(before_unit))
 }
 
 /// A change to learned state, written in one transaction.
@@ -1124,8 +1164,23 @@ mod tests {
         };
         let read = decode_tag_score(&postcard::to_allocvec(&before_trial).unwrap()).unwrap();
         assert_eq!((read.positive, read.held, read.trial), (1, 7, false));
-        let now = TagScore {
+        // Read as the evaluator's verdicts: the score is its own level.
+        assert_eq!(read.unit(), 1.0);
+        assert!(read.verdicts > 0.8 && read.verdicts < 1.0, "five verdicts");
+        #[derive(Serialize)]
+        struct BeforeUnit {
+            before: BeforeTrial,
+            trial: bool,
+        }
+        let before_unit = BeforeUnit {
+            before: before_trial,
             trial: true,
+        };
+        let read = decode_tag_score(&postcard::to_allocvec(&before_unit).unwrap()).unwrap();
+        assert_eq!((read.held, read.trial, read.unit()), (7, true, 1.0));
+        let now = TagScore {
+            weights: 1.4,
+            verdicts: 0.9,
             ..read
         };
         assert_eq!(

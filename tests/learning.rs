@@ -108,6 +108,11 @@ fn feedback_follows_the_seed_and_filters_only_its_context() {
 
     let explain = explain(&daemon, "L-1", "python");
     assert!(explain.contains("filtered"), "{explain}");
+    // Made by feedback alone, the score is read in the evaluator's unit.
+    assert!(
+        explain.contains("average -1.314 (-0.657 in the evaluator's unit"),
+        "{explain}"
+    );
 
     // Feedback without tags applies to the tags of the query that last
     // showed the item.

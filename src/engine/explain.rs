@@ -18,12 +18,27 @@ use super::{query_now, Engine, QueryError};
 
 const CUTOFFS: &str = "cut-offs: >= 0.55 for 3, >= 0.30 for 2, >= 0.12 for 1";
 
-/// An optional value for people: the value, or `none`.
 /// Dimension A of seed 000's rubric, as the explanation says it.
 fn task_reason(sim: f64, points: u8) -> String {
     format!("A task match: similarity {sim:.2} -> {points}/3 ({CUTOFFS})")
 }
 
+/// An evidence's average as explained: with its level in the evaluator's
+/// unit when direct feedback made it differ.
+fn average(e: &tag_relevance::Evidence) -> String {
+    if (e.avg - e.level).abs() < 5e-4 {
+        format!("{:.3}", e.avg)
+    } else {
+        format!(
+            "{:.3} ({:.3} in the evaluator's unit, which the thresholds read: direct feedback weighs {})",
+            e.avg,
+            e.level,
+            tag_relevance::FEEDBACK_WEIGHT
+        )
+    }
+}
+
+/// An optional value for people: the value, or `none`.
 fn one(value: Option<&String>) -> &str {
     value.map_or("none", String::as_str)
 }
@@ -238,9 +253,9 @@ pub(super) fn explain(
                 .map(|t| format!("{t} x{:.2}", learned.weight(t)))
                 .collect();
             let over = format!(
-                "tag relevance over [{}] (weights: how well each tag tells contexts apart): average {:.3} over {:.1} judged sessions, held back from {:.0} prompts since",
+                "tag relevance over [{}] (weights: how well each tag tells contexts apart): average {} over {:.1} judged sessions, held back from {:.0} prompts since",
                 weights.join(", "),
-                e.avg,
+                average(&e),
                 e.evals,
                 e.held
             );
@@ -251,9 +266,9 @@ pub(super) fn explain(
                 put("elsewhere_avg", a.avg);
                 put("elsewhere_evals", a.evals);
                 format!(
-                    "; where its own tags were absent ([{}]): average {:.3} over {:.1} judged sessions, held back from {:.0} prompts since",
+                    "; where its own tags were absent ([{}]): average {} over {:.1} judged sessions, held back from {:.0} prompts since",
                     assessment.elsewhere_tags.join(", "),
-                    a.avg,
+                    average(&a),
                     a.evals,
                     a.held
                 )
@@ -263,10 +278,10 @@ pub(super) fn explain(
                     put("everywhere_avg", a.avg);
                     put("everywhere_evals", a.evals);
                     format!(
-                        "; in every context it was judged in ({} of them, irrelevant on balance in {}): average {:.3} over {:.1} judged sessions, held back from {:.0} prompts since",
+                        "; in every context it was judged in ({} of them, irrelevant on balance in {}): average {} over {:.1} judged sessions, held back from {:.0} prompts since",
                         learned.contexts_judged(id),
                         learned.contexts_against(id),
-                        a.avg,
+                        average(&a),
                         a.evals,
                         a.held
                     )

@@ -358,7 +358,7 @@ impl Learned {
         self.judged_contexts(item)
             .filter(|key| {
                 let tags: Vec<String> = key.split(',').map(str::to_string).collect();
-                self.evidence(item, &tags).avg < 0.0
+                self.evidence(item, &tags).level < 0.0
             })
             .count()
     }
@@ -477,7 +477,7 @@ impl Learned {
             .cloned()
             .collect();
         for pin in here {
-            if auto_unpin(self.evidence(item, &pin.tags).avg, pin.manual) {
+            if auto_unpin(self.evidence(item, &pin.tags).level, pin.manual) {
                 if let Some(pins) = self.pins.get_mut(item) {
                     pins.retain(|p| p != &pin);
                     if pins.is_empty() {

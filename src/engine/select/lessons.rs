@@ -48,7 +48,7 @@ struct Candidate<'e> {
 fn pinned_order(a: &Candidate<'_>, b: &Candidate<'_>) -> Ordering {
     b.manual
         .cmp(&a.manual)
-        .then(b.evidence.avg.total_cmp(&a.evidence.avg))
+        .then(b.evidence.level.total_cmp(&a.evidence.level))
         .then(b.evidence.evals.total_cmp(&a.evidence.evals))
         .then_with(|| a.live.item.id.cmp(&b.live.item.id))
 }
@@ -125,7 +125,7 @@ pub(super) fn lessons(
         if on_prompt
             && another_stack
             && !probation
-            && evidence.avg <= 0.0
+            && evidence.level <= 0.0
             && !explores_another_stack(session, id)
         {
             continue;
