@@ -22,7 +22,7 @@
 //! pinned themselves.
 //!
 //! `cargo bench --bench learning` (three seeds); `-- quick` for one seed,
-//! `-- seeds N`, `-- arms off,evaluate`. Under each arm, the irrelevant
+//! `-- seeds N`, `-- seed N` for that seed alone, `-- arms off,evaluate`. Under each arm, the irrelevant
 //! lessons shown in the measured sessions, by why they were not relevant;
 //! `MEMD_BENCH_DEBUG=1` traces each measured prompt's lessons (and each
 //! drift session that showed a stale lesson as a kept one) on stderr;
@@ -620,6 +620,9 @@ fn run_arm(arm: Arm, seed: u64, memctl: &Path) -> Figures {
         fresh: fresh.clone(),
     });
     figures.fresh_first = vec![None; fresh.len()];
+    if std::env::var_os("MEMD_BENCH_DEBUG").is_some() {
+        eprintln!("DRIFT seed {seed}: stale {stale:?}, fresh {fresh:?}");
+    }
     let others = &repos[drift_repo].topics;
     for n in 1..=DRIFT_SESSIONS {
         let d = run.drift.as_ref().unwrap();
@@ -635,8 +638,12 @@ fn run_arm(arm: Arm, seed: u64, memctl: &Path) -> Figures {
         {
             figures.stale_last = n;
             if std::env::var_os("MEMD_BENCH_DEBUG").is_some() {
+                let kept: Vec<&String> = stale
+                    .iter()
+                    .filter(|s| o.ids.contains(*s) && !o.rechecks.contains(*s))
+                    .collect();
                 eprintln!(
-                    "STALE-KEPT seed {seed} drift session {n}: {:?} rechecks {:?}",
+                    "STALE-KEPT seed {seed} drift session {n}: {kept:?} of {:?} rechecks {:?}",
                     o.ids, o.rechecks
                 );
             }
@@ -677,9 +684,14 @@ fn main() {
         3
     };
     let mut arms = vec![Arm::Off, Arm::Evaluate, Arm::Batch, Arm::Feedback];
+    let mut first = 1;
     for pair in args.windows(2) {
         match pair[0].as_str() {
             "seeds" => seeds = pair[1].parse().unwrap(),
+            "seed" => {
+                first = pair[1].parse().unwrap();
+                seeds = 1;
+            }
             "arms" => {
                 arms = [Arm::Off, Arm::Evaluate, Arm::Batch, Arm::Feedback]
                     .into_iter()
@@ -707,7 +719,9 @@ fn main() {
     );
     for arm in arms {
         let started = Instant::now();
-        let all: Vec<Figures> = (1..=seeds).map(|s| run_arm(arm, s, &memctl)).collect();
+        let all: Vec<Figures> = (first..first + seeds)
+            .map(|s| run_arm(arm, s, &memctl))
+            .collect();
         let mut measured = Tally::default();
         let mut one = Tally::default();
         for f in &all {
