@@ -19,6 +19,7 @@ use std::path::{Path, PathBuf};
 use std::sync::RwLock;
 
 use redb::{Database, ReadableDatabase, ReadableTable, TableDefinition};
+use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
 use crate::engine::{Judgement, Pin};
@@ -211,20 +212,16 @@ fn journal_key(item: &str, seq: u64) -> String {
     format!("{item}{KEY_SEP}{seq:020}")
 }
 
-/// Decodes a stored session audit of either layout.
+/// Decodes `bytes` as the stored layout `T`, read as today's `U`.
+fn decode_layout<T: DeserializeOwned, U: From<T>>(bytes: &[u8]) -> Option<U> {
+    postcard::from_bytes::<T>(bytes).ok().map(U::from)
+}
+
+/// Decodes a stored session audit of any layout.
 fn decode_audit(bytes: &[u8]) -> Option<SessionAudit> {
-    postcard::from_bytes::<SessionAudit>(bytes)
-        .ok()
-        .or_else(|| {
-            postcard::from_bytes::<SessionAuditBeforeShownOn>(bytes)
-                .ok()
-                .map(SessionAudit::from)
-        })
-        .or_else(|| {
-            postcard::from_bytes::<SessionAuditBeforeJudged>(bytes)
-                .ok()
-                .map(SessionAudit::from)
-        })
+    decode_layout::<SessionAudit, _>(bytes)
+        .or_else(|| decode_layout::<SessionAuditBeforeShownOn, _>(bytes))
+        .or_else(|| decode_layout::<SessionAuditBeforeJudged, _>(bytes))
 }
 
 /// A tag score as stored before it counted the prompts held back; read as
@@ -257,26 +254,26 @@ struct TagScoreBeforeUnit {
     trial: bool,
 }
 
-impl From<TagScoreBeforeHeld> for TagScoreBeforeTrial {
-    fn from(old: TagScoreBeforeHeld) -> TagScoreBeforeTrial {
-        TagScoreBeforeTrial {
+impl From<TagScoreBeforeHeld> for TagScore {
+    fn from(old: TagScoreBeforeHeld) -> TagScore {
+        TagScore::from(TagScoreBeforeTrial {
             score: old.score,
             positive: old.positive,
             negative: old.negative,
             held: 0,
-        }
+        })
     }
 }
 
-impl From<TagScoreBeforeTrial> for TagScoreBeforeUnit {
-    fn from(old: TagScoreBeforeTrial) -> TagScoreBeforeUnit {
-        TagScoreBeforeUnit {
+impl From<TagScoreBeforeTrial> for TagScore {
+    fn from(old: TagScoreBeforeTrial) -> TagScore {
+        TagScore::from(TagScoreBeforeUnit {
             score: old.score,
             positive: old.positive,
             negative: old.negative,
             held: old.held,
             trial: false,
-        }
+        })
     }
 }
 
@@ -300,22 +297,10 @@ impl From<TagScoreBeforeUnit> for TagScore {
 /// Decodes a stored tag score of any layout (the newest first: an older
 /// layout is a prefix of a newer one, so it fails to decode as one).
 fn decode_tag_score(bytes: &[u8]) -> Option<TagScore> {
-    if let Ok(score) = postcard::from_bytes::<TagScore>(bytes) {
-        return Some(score);
-    }
-    let before_unit = postcard::from_bytes::<TagScoreBeforeUnit>(bytes)
-        .ok()
-        .or_else(|| {
-            postcard::from_bytes::<TagScoreBeforeTrial>(bytes)
-                .ok()
-                .or_else(|| {
-                    postcard::from_bytes::<TagScoreBeforeHeld>(bytes)
-                        .ok()
-                        .map(TagScoreBeforeTrial::from)
-                })
-                .map(TagScoreBeforeUnit::from)
-        })?;
-    Some(TagScore::from(before_unit))
+    decode_layout::<TagScore, _>(bytes)
+        .or_else(|| decode_layout::<TagScoreBeforeUnit, _>(bytes))
+        .or_else(|| decode_layout::<TagScoreBeforeTrial, _>(bytes))
+        .or_else(|| decode_layout::<TagScoreBeforeHeld, _>(bytes))
 }
 
 /// A change to learned state, written in one transaction.

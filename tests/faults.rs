@@ -287,11 +287,7 @@ fn a_fresh_connection_is_served_from_the_reserve() {
             .unwrap();
         let mut header = [0u8; 4];
         if next.read_exact(&mut header).is_ok() {
-            let mut payload = vec![0u8; u32::from_be_bytes(header) as usize];
-            next.read_exact(&mut payload).unwrap();
-            let mut frame = header.to_vec();
-            frame.extend(payload);
-            told = Some(read_json_frame(&mut frame.as_slice()));
+            told = Some(read_json_frame(&mut header.as_slice().chain(next)));
             break;
         }
         drop(held);
