@@ -21,8 +21,9 @@
 //! injected lessons that are on the prompt's topic, and how many lessons
 //! pinned themselves.
 //!
-//! `cargo bench --bench learning` (three seeds); `-- quick` for one seed,
-//! `-- seeds N`, `-- seed N` for that seed alone, `-- arms off,evaluate`. Under each arm, the irrelevant
+//! `cargo bench --bench learning` (sixteen seeds); `-- quick` for one seed,
+//! `-- seeds N`, `-- seed N` for that seed alone (`-- seed 9 seeds 8`: seeds 9 to
+//! 16), `-- arms off,evaluate`. Under each arm, the irrelevant
 //! lessons shown in the measured sessions, by why they were not relevant;
 //! `MEMD_BENCH_DEBUG=1` traces each measured prompt's lessons (and each
 //! drift session that showed a stale lesson as a kept one) on stderr;
@@ -58,6 +59,15 @@ const SESSIONS: usize = 120;
 const MEASURED_FROM: usize = 61;
 /// Sessions after the drift.
 const DRIFT_SESSIONS: usize = 30;
+/// Seeds (worlds) a run plays by default: enough that the drift's tail
+/// (a judge's unlucky run of errors, a lesson whose turn to be explored
+/// comes on prompts it does not match) shows in the figures.
+const SEEDS: u64 = 16;
+/// The bounds after a drift: stale lessons stop showing (as kept
+/// ones) within this many sessions...
+const STALE_STOP_BOUND: usize = 5;
+/// ...and newly relevant ones show within this many.
+const FRESH_SHOW_BOUND: usize = 10;
 /// `memctl evaluate` every this many sessions in the batch arm.
 const BATCH: usize = 10;
 /// Search hits a relevant lesson must be among to count as reachable.
@@ -572,6 +582,8 @@ struct Figures {
     measured: Tally,
     /// The last drift session that showed a stale lesson as a kept one.
     stale_last: usize,
+    /// The same for each stale lesson (0: never after the drift).
+    stale_each: Vec<usize>,
     /// Stale lessons shown on probation during the drift sessions.
     stale_rechecks: usize,
     fresh_first: Vec<Option<usize>>,
@@ -620,6 +632,7 @@ fn run_arm(arm: Arm, seed: u64, memctl: &Path) -> Figures {
         fresh: fresh.clone(),
     });
     figures.fresh_first = vec![None; fresh.len()];
+    figures.stale_each = vec![0; stale.len()];
     if std::env::var_os("MEMD_BENCH_DEBUG").is_some() {
         eprintln!("DRIFT seed {seed}: stale {stale:?}, fresh {fresh:?}");
     }
@@ -632,6 +645,11 @@ fn run_arm(arm: Arm, seed: u64, memctl: &Path) -> Figures {
             (other, world::prompt(&mut rng, other)),
         ];
         let o = run.session(SESSIONS + n, drift_repo, &prompts);
+        for (i, s) in stale.iter().enumerate() {
+            if o.ids.contains(s) && !o.rechecks.contains(s) {
+                figures.stale_each[i] = n;
+            }
+        }
         if stale
             .iter()
             .any(|s| o.ids.contains(s) && !o.rechecks.contains(s))
@@ -681,7 +699,7 @@ fn main() {
     let mut seeds = if args.iter().any(|a| a == "quick") {
         1
     } else {
-        3
+        SEEDS
     };
     let mut arms = vec![Arm::Off, Arm::Evaluate, Arm::Batch, Arm::Feedback];
     let mut first = 1;
@@ -763,6 +781,21 @@ fn main() {
             pins,
             quarters.join(" "),
             started.elapsed()
+        );
+        let stale_in_bound = all
+            .iter()
+            .flat_map(|f| &f.stale_each)
+            .filter(|&&n| n <= STALE_STOP_BOUND)
+            .count();
+        let fresh_in_bound = all
+            .iter()
+            .flat_map(|f| &f.fresh_first)
+            .filter(|n| n.is_some_and(|n| n <= FRESH_SHOW_BOUND))
+            .count();
+        println!(
+            "          drift: stale lessons stopped by session {STALE_STOP_BOUND}: {stale_in_bound}/{}, fresh ones shown by session {FRESH_SHOW_BOUND}: {fresh_in_bound}/{}",
+            all.iter().map(|f| f.stale_each.len()).sum::<usize>(),
+            all.iter().map(|f| f.fresh_first.len()).sum::<usize>(),
         );
         let m = measured.misses;
         println!(
