@@ -580,9 +580,8 @@ impl Tally {
 #[derive(Default, Clone)]
 struct Figures {
     measured: Tally,
-    /// The last drift session that showed a stale lesson as a kept one.
-    stale_last: usize,
-    /// The same for each stale lesson (0: never after the drift).
+    /// For each stale lesson, the last drift session that showed it as a
+    /// kept one (0: none did).
     stale_each: Vec<usize>,
     /// Stale lessons shown on probation during the drift sessions.
     stale_rechecks: usize,
@@ -645,26 +644,19 @@ fn run_arm(arm: Arm, seed: u64, memctl: &Path) -> Figures {
             (other, world::prompt(&mut rng, other)),
         ];
         let o = run.session(SESSIONS + n, drift_repo, &prompts);
-        for (i, s) in stale.iter().enumerate() {
-            if o.ids.contains(s) && !o.rechecks.contains(s) {
-                figures.stale_each[i] = n;
-            }
+        // Stale lessons this session showed as kept ones.
+        let kept: Vec<usize> = (0..stale.len())
+            .filter(|&i| o.ids.contains(&stale[i]) && !o.rechecks.contains(&stale[i]))
+            .collect();
+        for &i in &kept {
+            figures.stale_each[i] = n;
         }
-        if stale
-            .iter()
-            .any(|s| o.ids.contains(s) && !o.rechecks.contains(s))
-        {
-            figures.stale_last = n;
-            if std::env::var_os("MEMD_BENCH_DEBUG").is_some() {
-                let kept: Vec<&String> = stale
-                    .iter()
-                    .filter(|s| o.ids.contains(*s) && !o.rechecks.contains(*s))
-                    .collect();
-                eprintln!(
-                    "STALE-KEPT seed {seed} drift session {n}: {kept:?} of {:?} rechecks {:?}",
-                    o.ids, o.rechecks
-                );
-            }
+        if !kept.is_empty() && std::env::var_os("MEMD_BENCH_DEBUG").is_some() {
+            let kept: Vec<&String> = kept.iter().map(|&i| &stale[i]).collect();
+            eprintln!(
+                "STALE-KEPT seed {seed} drift session {n}: {kept:?} of {:?} rechecks {:?}",
+                o.ids, o.rechecks
+            );
         }
         figures.stale_rechecks += o.rechecks.len();
         for (i, f) in fresh.iter().enumerate() {
@@ -748,7 +740,11 @@ fn main() {
         }
         let stale = format!(
             "{}+{}r",
-            all.iter().map(|f| f.stale_last).max().unwrap_or(0),
+            all.iter()
+                .flat_map(|f| &f.stale_each)
+                .max()
+                .copied()
+                .unwrap_or(0),
             all.iter().map(|f| f.stale_rechecks).sum::<usize>()
         );
         let fresh = all

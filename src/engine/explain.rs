@@ -227,11 +227,7 @@ pub(super) fn explain(
             if another_stack {
                 reasons.push(format!(
                     "written for another stack: its own tags (a lesson given none: the words of its text) name [{}], workspaces memd has seen, and none of them is among [{}]; on a prompt it comes after every lesson that is not, and until it is judged relevant here it is a candidate in one session of {} of this context ({} this one)",
-                    own.iter()
-                        .filter(|t| learned.seen_tag(t))
-                        .map(String::as_str)
-                        .collect::<Vec<_>>()
-                        .join(", "),
+                    learned.seen_among(item.stack_words()).join(", "),
                     facts.tags.join(", "),
                     lesson::EXPLORE_ANOTHER_STACK_EVERY,
                     if lesson::explores_another_stack(learned.sessions_with(&facts.tags), id) {
