@@ -89,7 +89,12 @@ fn learn(engine: &mut Engine, rng: &mut Rng, prompts: &[Query], sessions: usize)
                 3
             };
             let raw = if rng.below(10) < helps { 1.0 } else { -1.0 };
-            learned.judge(lesson, own, &q.tags, raw, 1.0);
+            let shown = if answered.weak.contains(lesson) {
+                memd::engine::Match::Weak
+            } else {
+                memd::engine::Match::Strong
+            };
+            learned.judge(lesson, own, &q.tags, shown, raw, 1.0);
         }
     }
     // memd's coverage rule keeps topic lessons from pinning themselves;

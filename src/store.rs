@@ -148,6 +148,27 @@ pub struct SessionAudit {
     /// was shown on; items shown at session start have none. The built-in
     /// judge reads only what the agent did after that prompt.
     pub shown_on: std::collections::BTreeMap<String, u64>,
+    /// The items shown on a prompt they matched only in passing
+    /// ([`crate::engine::Match::Weak`]): a verdict on them counts only for
+    /// showings like it.
+    pub weak: Vec<String>,
+}
+
+/// A session audit as stored before it kept the items shown on a weak
+/// match; read as none, so every verdict counts as the seed counts it.
+#[derive(Deserialize)]
+struct SessionAuditBeforeWeak {
+    before: SessionAuditBeforeShownOn,
+    shown_on: std::collections::BTreeMap<String, u64>,
+}
+
+impl From<SessionAuditBeforeWeak> for SessionAudit {
+    fn from(old: SessionAuditBeforeWeak) -> Self {
+        SessionAudit {
+            shown_on: old.shown_on,
+            ..SessionAudit::from(old.before)
+        }
+    }
 }
 
 /// A session audit as stored before it kept the prompts items were shown
@@ -203,6 +224,7 @@ impl From<SessionAuditBeforeJudged> for SessionAudit {
             updated_at: old.updated_at,
             judged,
             shown_on: Default::default(),
+            weak: Vec::new(),
         }
     }
 }
@@ -220,6 +242,7 @@ fn decode_layout<T: DeserializeOwned, U: From<T>>(bytes: &[u8]) -> Option<U> {
 /// Decodes a stored session audit of any layout.
 fn decode_audit(bytes: &[u8]) -> Option<SessionAudit> {
     decode_layout::<SessionAudit, _>(bytes)
+        .or_else(|| decode_layout::<SessionAuditBeforeWeak, _>(bytes))
         .or_else(|| decode_layout::<SessionAuditBeforeShownOn, _>(bytes))
         .or_else(|| decode_layout::<SessionAuditBeforeJudged, _>(bytes))
 }
@@ -1229,10 +1252,38 @@ mod tests {
         let read = decode_audit(&with_judged).unwrap();
         assert_eq!((read.judged, read.updated_at), (1, 3));
         assert!(read.shown_on.is_empty());
+        // The layout with prompt marks but no weak matches.
+        #[derive(Serialize)]
+        struct WithShownOn<'a> {
+            before: WithJudged<'a>,
+            shown_on: std::collections::BTreeMap<String, u64>,
+        }
+        let with_marks = postcard::to_allocvec(&WithShownOn {
+            before: WithJudged {
+                old: Old {
+                    shown: &["P-1"],
+                    tags: &[],
+                    repo: None,
+                    transcript: None,
+                    ended: false,
+                    evaluated_bytes: 0,
+                    processed: false,
+                    updated_at: 4,
+                },
+                judged: 1,
+            },
+            shown_on: [("P-1".to_string(), 7)].into(),
+        })
+        .unwrap();
+        let read = decode_audit(&with_marks).unwrap();
+        assert_eq!((read.judged, read.updated_at), (1, 4));
+        assert_eq!(read.shown_on.get("P-1"), Some(&7));
+        assert!(read.weak.is_empty());
         // And the current layout round-trips as itself.
         let now = SessionAudit {
             judged: 1,
             shown_on: [("P-1".to_string(), 7)].into(),
+            weak: vec!["P-1".to_string()],
             ..evaluated.clone()
         };
         assert_eq!(

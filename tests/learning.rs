@@ -1154,3 +1154,102 @@ fn a_lesson_for_another_stack_comes_after_those_that_fit_in_a_few_sessions() {
         "{explored} / {held}"
     );
 }
+
+/// A lesson about the compose stack, and one about image digests whose
+/// prompts mention the stack only in passing.
+const PASSING: &str = "lessons:
+  - id: L-2
+    text: Integration tests need the docker compose stack up
+  - id: L-3
+    text: Pin the base image digest in the release pipeline
+";
+/// A prompt about digests that matches L-2 only in passing (task band 1).
+const DIGEST_PROMPT: &str = "pin the base image digest in the release pipeline stack";
+/// A prompt on L-2's own topic (task band 3).
+const STACK_PROMPT: &str = "bring the stack up";
+
+/// `memctl explain ID` on `task` with the python tag.
+fn explain_on(daemon: &Daemon, id: &str, task: &str) -> String {
+    stdout(&daemon.memctl(&["explain", id, "--task", task, "--tags", "python"]))
+}
+
+/// The lessons (id and task band) a query on `task` with the python tag
+/// shows, in session `session` if given.
+fn shown_on(daemon: &Daemon, task: &str, session: Option<&str>) -> Vec<(String, f64)> {
+    let mut args = vec![
+        "query", "--task", task, "--tags", "python", "--kinds", "lesson",
+    ];
+    if let Some(s) = session {
+        args.extend(["--session", s]);
+    }
+    daemon.json(&args)["ok"]["answer"]["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| {
+            (
+                i["id"].as_str().unwrap().to_string(),
+                i["dimensions"]["task_band"].as_f64().unwrap_or(0.0),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn a_verdict_on_a_prompt_that_matched_only_in_passing_counts_only_for_such_prompts() {
+    let sandbox = Sandbox::new();
+    // The judge finds the digest lesson relevant, the stack one not.
+    judged_by(&sandbox, &["sh", &fixture("judge.sh"), "digest"]);
+    sandbox.write("lessons.yaml", PASSING);
+    let daemon = Daemon::start(&sandbox);
+    for n in 1..=3 {
+        let id = format!("s-{n}");
+        let shown = shown_on(&daemon, DIGEST_PROMPT, Some(&id));
+        assert!(shown.contains(&("L-2".to_string(), 1.0)), "{shown:?}");
+        daemon.json(&[
+            "session-end",
+            &id,
+            "--transcript",
+            &fixture("transcript.jsonl"),
+        ]);
+        daemon.json(&["evaluate"]);
+    }
+    // Three sessions judged it irrelevant where it matched in passing: held
+    // back from such prompts...
+    let ids = |task| -> Vec<String> {
+        shown_on(&daemon, task, None)
+            .into_iter()
+            .map(|(id, _)| id)
+            .collect()
+    };
+    assert_eq!(ids(DIGEST_PROMPT), ["L-3"]);
+    // ...but not from a prompt on its own topic, where nothing was judged.
+    assert_eq!(ids(STACK_PROMPT), ["L-2"]);
+    let weak = explain_on(&daemon, "L-2", DIGEST_PROMPT);
+    assert!(weak.contains("matches it only in passing"), "{weak}");
+    assert!(weak.contains("filtered here"), "{weak}");
+    let strong = explain_on(&daemon, "L-2", STACK_PROMPT);
+    assert!(strong.contains(": kept"), "{strong}");
+    assert!(!strong.contains("in passing"), "{strong}");
+    // The log lists the weak-match evidence, in the seed's format.
+    let log = stdout(&daemon.memctl(&["log", "L-2"]));
+    assert!(log.contains("~python  -0.657  (+0/-3)"), "{log}");
+    assert!(
+        log.contains("~tag: on prompts it matched only in passing"),
+        "{log}"
+    );
+    // Feedback without tags speaks of the showing it follows: after a
+    // showing on its own topic, it counts for every prompt.
+    shown_on(&daemon, STACK_PROMPT, None);
+    let v = daemon.json(&["feedback", "L-2", "--irrelevant"]);
+    let judged: Vec<&str> = v["ok"]["judged"]["tags"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["tag"].as_str().unwrap())
+        .collect();
+    assert!(
+        judged.contains(&"python") && judged.contains(&"~python"),
+        "{v}"
+    );
+}

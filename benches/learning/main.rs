@@ -23,7 +23,8 @@
 //!
 //! `cargo bench --bench learning` (sixteen seeds); `-- quick` for one seed,
 //! `-- seeds N`, `-- seed N` for that seed alone (`-- seed 9 seeds 8`: seeds 9 to
-//! 16), `-- arms off,evaluate`. Under each arm, the irrelevant
+//! 16), `-- arms off,evaluate`, `-- error N` for a judge wrong in N% of
+//! its verdicts (20 by default). Under each arm, the irrelevant
 //! lessons shown in the measured sessions, by why they were not relevant;
 //! `MEMD_BENCH_DEBUG=1` traces each measured prompt's lessons (and each
 //! drift session that showed a stale lesson as a kept one) on stderr;
@@ -52,8 +53,16 @@ use memd::engine::{Engine, GLOBAL};
 use serde_json::{json, Value};
 use world::{Lesson, Repo};
 
-/// Share of the judge's verdicts that are wrong, in percent.
+/// Share of the judge's verdicts that are wrong, in percent, by default
+/// (`-- error N` sets it for a run).
 const JUDGE_ERROR_PERCENT: u64 = 20;
+
+/// The judge's error rate of this run.
+static JUDGE_ERROR: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
+
+fn judge_error() -> u64 {
+    *JUDGE_ERROR.get_or_init(|| JUDGE_ERROR_PERCENT)
+}
 /// Sessions of the first phase, and the first one measured.
 const SESSIONS: usize = 120;
 const MEASURED_FROM: usize = 61;
@@ -206,9 +215,10 @@ impl<'w> Run<'w> {
         std::fs::write(
             &config,
             format!(
-                "roots = []\n[daemon]\nlog = \"warn\"\n[evaluator]\ncommand = [{:?}, \"judge\", {:?}, \"{JUDGE_ERROR_PERCENT}\"]\ntimeout_ms = 20000\n[semantic]\nenabled = {}\n",
+                "roots = []\n[daemon]\nlog = \"warn\"\n[evaluator]\ncommand = [{:?}, \"judge\", {:?}, \"{}\"]\ntimeout_ms = 20000\n[semantic]\nenabled = {}\n",
                 judge.display().to_string(),
                 dir.path().join("truth").display().to_string(),
+                judge_error(),
                 std::env::var("MEMD_BENCH_SEMANTIC").as_deref() != Ok("off"),
             ),
         )
@@ -383,7 +393,7 @@ impl<'w> Run<'w> {
             for lesson in &out.ids {
                 let l = self.lesson(lesson).unwrap();
                 let truly = relevant.contains(&lesson.as_str());
-                let wrong = judge::wrong(&id, lesson, JUDGE_ERROR_PERCENT);
+                let wrong = judge::wrong(&id, lesson, judge_error());
                 let covers = l.scope.covers(&self.repos[repo]) && !l.obsolete;
                 let topic_in = prompts.iter().any(|(t, _)| *t == l.topic);
                 eprintln!(
@@ -405,7 +415,7 @@ impl<'w> Run<'w> {
             Arm::Feedback => {
                 for lesson in &out.ids {
                     let mut yes = relevant.contains(&lesson.as_str());
-                    if judge::wrong(&id, lesson, JUDGE_ERROR_PERCENT) {
+                    if judge::wrong(&id, lesson, judge_error()) {
                         yes = !yes;
                     }
                     let verdict = if yes { "--relevant" } else { "--irrelevant" };
@@ -698,6 +708,7 @@ fn main() {
     for pair in args.windows(2) {
         match pair[0].as_str() {
             "seeds" => seeds = pair[1].parse().unwrap(),
+            "error" => JUDGE_ERROR.set(pair[1].parse().unwrap()).unwrap(),
             "seed" => {
                 first = pair[1].parse().unwrap();
                 seeds = 1;
@@ -713,7 +724,8 @@ fn main() {
     }
     let memctl = memctl_path();
     println!(
-        "learning efficacy: 200 lessons, 10 repositories, judge error {JUDGE_ERROR_PERCENT}%, {seeds} seed(s)"
+        "learning efficacy: 200 lessons, 10 repositories, judge error {}%, {seeds} seed(s)",
+        judge_error()
     );
     println!(
         "{:<9} {:>9} {:>7} {:>9} | {:>10} {:>10} | {:>11} {:>12} {:>9} | 1-repo by quarter",

@@ -163,6 +163,11 @@ pub fn log_entry(e: &LogEntry) -> String {
             t.tag, t.score, t.positive, t.negative
         );
     }
+    if e.tags.iter().any(|t| t.tag.starts_with('~')) {
+        text.push_str(
+            "  (~tag: on prompts it matched only in passing, from the verdicts on those and on strong matches)\n",
+        );
+    }
     text
 }
 

@@ -15,9 +15,9 @@ use crate::protocol::{
 
 use super::learning;
 use super::recorder::{Recorder, Shown};
-use super::state::Shared;
+use super::state::{LastShown, Shared};
 use super::watch::Message;
-use crate::engine::{Answered, Application};
+use crate::engine::{Answered, Application, Match};
 use crate::store::Store;
 
 /// How long a request waits for the indexer (reload, project registration).
@@ -153,11 +153,16 @@ impl Handler {
             let k = self.shared.read();
             k.engine.answer(&query, &exclude)
         };
-        let Answered { answer, held_back } = match answered {
+        let answered = match answered {
             Ok(answered) => answered,
             Err(err) => return Response::error(ErrorKind::BadRequest, err.to_string()),
         };
-        self.record(&query, &answer, held_back);
+        let Answered {
+            answer,
+            held_back,
+            weak,
+        } = answered;
+        self.record(&query, &answer, held_back, &weak);
         let micros = started.elapsed().as_secs_f64() * 1e6;
         self.shared
             .latencies
@@ -183,9 +188,16 @@ impl Handler {
     /// durably by the indexer thread, which writes it as it then is), the
     /// tags each item was shown with, the lessons shown for the match-count
     /// auto-pin, a session's first query (which ticks its context's
-    /// session clock, even when nothing is shown), and the lessons learned
-    /// evidence held back from a session's prompt.
-    fn record(&self, query: &Query, answer: &crate::protocol::Answer, held_back: Vec<String>) {
+    /// session clock, even when nothing is shown), the lessons learned
+    /// evidence held back from a session's prompt, and the lessons shown on
+    /// a `weak` match (a verdict on them counts only for showings like it).
+    fn record(
+        &self,
+        query: &Query,
+        answer: &crate::protocol::Answer,
+        held_back: Vec<String>,
+        weak: &[String],
+    ) {
         let session_id = query.session_id.as_deref().filter(|s| !s.is_empty());
         if answer.items.is_empty() && session_id.is_none() {
             return;
@@ -214,6 +226,9 @@ impl Handler {
                     if let Some(mark) = prompt {
                         audit.shown_on.insert(item.id.clone(), mark);
                     }
+                    if weak.contains(&item.id) {
+                        audit.weak.push(item.id.clone());
+                    }
                 }
             }
             for tag in &tags {
@@ -236,11 +251,22 @@ impl Handler {
         {
             let mut last = self
                 .shared
-                .last_tags
+                .last_shown
                 .lock()
                 .unwrap_or_else(|e| e.into_inner());
             for item in &answer.items {
-                last.insert(item.id.clone(), tags.clone());
+                let shown = if weak.contains(&item.id) {
+                    Match::Weak
+                } else {
+                    Match::Strong
+                };
+                last.insert(
+                    item.id.clone(),
+                    LastShown {
+                        tags: tags.clone(),
+                        shown,
+                    },
+                );
             }
         }
         let lessons = answer

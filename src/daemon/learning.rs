@@ -7,7 +7,9 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use crate::engine::{Application, Applications, Judgement, Learned, Pin, PinChange};
+use crate::engine::{
+    Application, Applications, Judgement, Learned, Match, Pin, PinChange, WEAK_MATCH,
+};
 use crate::evaluate::{transcript, Judge, JudgeInput, ShownItem};
 use crate::knowledge::view;
 use crate::protocol::{
@@ -55,9 +57,11 @@ pub fn feedback(
     if find(&shared.read().engine, id).is_none() {
         return unknown(id);
     }
-    let tags: Vec<String> = if tags.is_empty() {
-        match shared.last_tags(id) {
-            Some(tags) if !tags.is_empty() => tags,
+    // Given without tags, it speaks of the showing it follows: that query's
+    // tags, and how well the item matched its prompt.
+    let (tags, shown): (Vec<String>, Match) = if tags.is_empty() {
+        match shared.last_shown(id) {
+            Some(last) if !last.tags.is_empty() => (last.tags, last.shown),
             _ => {
                 return Response::error(
                     ErrorKind::BadRequest,
@@ -66,10 +70,12 @@ pub fn feedback(
             }
         }
     } else {
-        tags.iter()
+        let tags = tags
+            .iter()
             .map(|t| t.trim().to_lowercase())
             .filter(|t| !t.is_empty())
-            .collect()
+            .collect();
+        (tags, Match::Strong)
     };
     let raw = if relevant { 1.0 } else { -1.0 };
     let mut k = shared.write();
@@ -79,7 +85,7 @@ pub fn feedback(
         learned.tag_relevance.get(id).cloned(),
         learned.pins.get(id).cloned(),
     );
-    let (updated, changes) = learned.judge(id, &own, &tags, raw, FEEDBACK_WEIGHT);
+    let (updated, changes) = learned.judge(id, &own, &tags, shown, raw, FEEDBACK_WEIGHT);
     let changed: Vec<String> = if changes.is_empty() {
         Vec::new()
     } else {
@@ -247,11 +253,21 @@ pub fn session_end(
 pub fn entry(engine: &crate::engine::Engine, id: &str) -> LogEntry {
     let learned = engine.learned();
     let item = find(engine, id);
+    // A tag's weak-match evidence is listed where verdicts on weak matches
+    // made it differ from the tag's own (every other verdict updates both).
+    let same_as_plain = |scores: &std::collections::HashMap<String, TagScore>,
+                         tag: &str,
+                         s: &TagScore| {
+        tag.strip_prefix(WEAK_MATCH)
+            .and_then(|plain| scores.get(plain))
+            .is_some_and(|p| (p.score, p.positive, p.negative) == (s.score, s.positive, s.negative))
+    };
     let mut tags: Vec<TagLine> = learned
         .tag_scores(id)
         .map(|scores| {
             scores
                 .iter()
+                .filter(|(tag, s)| !same_as_plain(scores, tag, s))
                 .map(|(tag, s)| TagLine {
                     tag: tag.clone(),
                     score: s.score,
@@ -695,6 +711,11 @@ fn commit_session(
     let mut added_not_replaced = Vec::new();
     for (item, raw) in scores.into_iter().flatten() {
         let own = k.engine.own_tags(item);
+        let shown = if audit.weak.contains(item) {
+            Match::Weak
+        } else {
+            Match::Strong
+        };
         let new = |updated: &[String]| Judgement {
             session: Some(id.to_string()),
             tags: updated.to_vec(),
@@ -712,7 +733,7 @@ fn commit_session(
             if !earlier.is_empty() {
                 added_not_replaced.push(item.clone());
             }
-            let (updated, changes) = scratch.judge(item, &own, tags, *raw, EVALUATOR_WEIGHT);
+            let (updated, changes) = scratch.judge(item, &own, tags, shown, *raw, EVALUATOR_WEIGHT);
             let names: Vec<String> = updated.iter().map(|(t, _)| t.clone()).collect();
             journal.push((item.clone(), None, new(&names)));
             tag_scores.extend(updated.into_iter().map(|(t, s)| (item.clone(), t, s)));
@@ -721,7 +742,7 @@ fn commit_session(
             // The new verdict takes the first earlier one's place; the
             // others (there is one unless --force ran before the journal
             // was complete) go.
-            let names = scratch.judged_tags(&own, tags);
+            let names = scratch.judged_tags(&own, tags, shown);
             let judgement = new(&names);
             let replayed: Vec<Judgement> = entries
                 .iter()

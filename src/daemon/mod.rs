@@ -311,7 +311,7 @@ pub fn run(options: ServeOptions) -> Result<(), DaemonError> {
     let shared = Arc::new(Shared {
         knowledge: RwLock::new(knowledge),
         sessions: Mutex::new(sessions),
-        last_tags: Mutex::new(HashMap::new()),
+        last_shown: Mutex::new(HashMap::new()),
         latencies: Mutex::new(Latencies::default()),
         places: Mutex::new(HashMap::new()),
         hooks: Mutex::new(state::HookActivity::default()),

@@ -152,14 +152,24 @@ pub struct Info {
     pub socket: PathBuf,
 }
 
+/// The latest query that showed an item: feedback given without tags
+/// speaks of that showing.
+#[derive(Debug, Clone)]
+pub struct LastShown {
+    /// The query's tags.
+    pub tags: Vec<String>,
+    /// How well it matched that query's prompt.
+    pub shown: crate::engine::Match,
+}
+
 /// The state shared by the indexer and the connections.
 pub struct Shared {
     pub knowledge: RwLock<Knowledge>,
     /// Each session's audit: what it was shown, where.
     pub sessions: Mutex<HashMap<String, SessionAudit>>,
-    /// The tags of the latest query that showed each item (for feedback
-    /// given without tags).
-    pub last_tags: Mutex<HashMap<String, Vec<String>>>,
+    /// The latest query that showed each item (for feedback given without
+    /// tags).
+    pub last_shown: Mutex<HashMap<String, LastShown>>,
     pub latencies: Mutex<Latencies>,
     /// Working directories already resolved to a project (or none).
     pub places: Mutex<HashMap<String, Option<PathBuf>>>,
@@ -218,9 +228,9 @@ impl Shared {
         self.sessions.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// The tags of the latest query that showed `item`.
-    pub fn last_tags(&self, item: &str) -> Option<Vec<String>> {
-        self.last_tags
+    /// The latest query that showed `item`.
+    pub fn last_shown(&self, item: &str) -> Option<LastShown> {
+        self.last_shown
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .get(item)

@@ -14,7 +14,7 @@ use crate::time::{format_instant, SECS_PER_DAY, SECS_PER_HOUR};
 
 use super::features::Features;
 use super::select::{drafting, gotcha_match, QueryFacts};
-use super::{query_now, Engine, QueryError};
+use super::{query_now, Engine, Match, QueryError, WEAK_MATCH};
 
 const CUTOFFS: &str = "cut-offs: >= 0.55 for 3, >= 0.30 for 2, >= 0.12 for 1";
 
@@ -237,7 +237,11 @@ pub(super) fn explain(
                     }
                 ));
             }
-            let assessment = learned.assess(id, &own, &facts.tags);
+            let on_prompt = !facts.query.task.trim().is_empty();
+            let band = rubric::task_points(sim);
+            let shown = Match::of_band(if on_prompt { band } else { 0 });
+            let assessment = learned.assess(id, &own, &facts.tags, shown);
+            let read = assessment.read;
             let e = assessment.here;
             put("tag_avg", e.avg);
             put("tag_evals", e.evals);
@@ -248,8 +252,17 @@ pub(super) fn explain(
                 .iter()
                 .map(|t| format!("{t} x{:.2}", learned.weight(t)))
                 .collect();
+            let evidence_read = match (shown, read) {
+                (Match::Strong, _) => String::new(),
+                (Match::Weak, Match::Weak) => format!(
+                    " (this prompt matches it only in passing, band {band}: read from its verdicts on such matches and on strong ones, `{WEAK_MATCH}tag` in memctl log)"
+                ),
+                (Match::Weak, Match::Strong) => format!(
+                    " (this prompt matches it only in passing, band {band}, but it was judged before memd kept such verdicts apart: read from all of them)"
+                ),
+            };
             let over = format!(
-                "tag relevance over [{}] (weights: how well each tag tells contexts apart): average {} over {:.1} judged sessions, held back from {:.0} prompts since",
+                "tag relevance{evidence_read} over [{}] (weights: how well each tag tells contexts apart): average {} over {:.1} judged sessions, held back from {:.0} prompts since",
                 weights.join(", "),
                 average(&e),
                 e.evals,
@@ -275,8 +288,8 @@ pub(super) fn explain(
                     put("everywhere_evals", a.evals);
                     format!(
                         "; in every context it was judged in ({} of them, irrelevant on balance in {}): average {} over {:.1} judged sessions, held back from {:.0} prompts since",
-                        learned.contexts_judged(id),
-                        learned.contexts_against(id),
+                        learned.contexts_judged(id, read),
+                        learned.contexts_against(id, read),
                         average(&a),
                         a.evals,
                         a.held
@@ -336,7 +349,6 @@ pub(super) fn explain(
             if !pin_lines.is_empty() {
                 reasons.push(pin_lines.join("; "));
             }
-            let band = crate::scoring::rubric::task_points(sim);
             put("task_band", f64::from(band));
             reasons.push(if facts.query.task.trim().is_empty() {
                 if pinned_here {

@@ -3,6 +3,7 @@
 //! pins. Never written back into the user's files. The transitions here are
 //! pure; the daemon persists their results.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 
 use serde::{Deserialize, Serialize};
@@ -13,6 +14,48 @@ use crate::scoring::tag_relevance::{
     verdict_scoped, Evidence, Scope, TagEvidence, TagScore, TagVerdict,
     MIN_CONTEXTS_FOR_EVERYWHERE,
 };
+
+/// How well an item matched the prompt it was shown on, which decides the
+/// showings a verdict on it speaks for (memd, not the seed). A lesson shown
+/// on a prompt it matches only in passing (another topic that shares a
+/// word) is rightly judged irrelevant there; counted against it across its
+/// context, that verdict held it back from the prompts of its own topic
+/// too. Measured (the learning bench, sixteen seeds): see BENCHMARKS.md.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Match {
+    /// A prompt it matched well (a task band of
+    /// `lesson::PROBATION_MIN_TASK_POINTS` or more), or no prompt at all
+    /// (session start, direct feedback): the verdict counts for every
+    /// showing, as the seed counts it.
+    Strong,
+    /// A prompt it matched only in passing (a lower task band): the verdict
+    /// counts only for showings like it, in the item's weak-match evidence
+    /// (each tag as [`WEAK_MATCH`]`tag`).
+    Weak,
+}
+
+/// The prefix of a tag's weak-match evidence ([`Match::Weak`]): `~python`.
+/// Tags are workspace words, never this character.
+pub const WEAK_MATCH: &str = "~";
+
+impl Match {
+    /// How a showing at task `band` matched (0: no prompt).
+    pub fn of_band(band: u8) -> Match {
+        if band > 0 && band < crate::scoring::lesson::PROBATION_MIN_TASK_POINTS {
+            Match::Weak
+        } else {
+            Match::Strong
+        }
+    }
+
+    /// The name `tag`'s evidence has for showings like this one.
+    pub fn key(self, tag: &str) -> Cow<'_, str> {
+        match self {
+            Match::Strong => Cow::Borrowed(tag),
+            Match::Weak => Cow::Owned(format!("{WEAK_MATCH}{tag}")),
+        }
+    }
+}
 
 /// A pin: by hand, or by one of seed 001's rules.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -141,16 +184,27 @@ pub struct Learned {
     tag_stats: HashMap<String, (u32, u64)>,
 }
 
-/// [`evidence`] over `tags` from an item's per-tag `scores`, each tag
-/// weighing `weight(tag)`.
-fn evidence_over(
+/// [`evidence`] over `tags` from an item's per-tag `scores` as showings
+/// like `read` have them ([`Match::key`]), each tag weighing `weight(tag)`.
+fn evidence_over<'a>(
     scores: Option<&HashMap<String, TagScore>>,
-    tags: &[String],
+    tags: impl IntoIterator<Item = &'a str>,
+    read: Match,
     weight: impl Fn(&str) -> f64,
 ) -> Evidence {
-    evidence(tags.iter().map(|tag| TagEvidence {
+    // One buffer for the weak-match keys (this runs for every candidate).
+    let mut key = String::new();
+    evidence(tags.into_iter().map(|tag| TagEvidence {
         weight: weight(tag),
-        score: scores.and_then(|s| s.get(tag).copied()),
+        score: scores.and_then(|s| match read {
+            Match::Strong => s.get(tag).copied(),
+            Match::Weak => {
+                key.clear();
+                key.push_str(WEAK_MATCH);
+                key.push_str(tag);
+                s.get(key.as_str()).copied()
+            }
+        }),
     }))
 }
 
@@ -170,11 +224,17 @@ pub struct Assessment {
     pub verdict: TagVerdict,
     /// The evidence that decided it.
     pub decided: Scope,
+    /// The showings the evidence read was earned on: weak-match evidence
+    /// for a weak match, once the item has any ([`Match::Weak`]).
+    pub read: Match,
 }
 
 /// The pseudo-tag every judgement also updates: an item's record across
 /// every context it was judged in ([`Scope::Everywhere`]).
 pub const EVERYWHERE: &str = "*";
+
+/// [`EVERYWHERE`] as weak matches have it (`Match::Weak.key("*")`).
+const WEAK_EVERYWHERE: &str = "~*";
 
 impl Learned {
     /// The per-tag scores of `item`, if any were learned. Cheap when nothing
@@ -286,9 +346,20 @@ impl Learned {
         out
     }
 
-    /// What was learned about `item` in the context of `tags`.
+    /// What was learned about `item` in the context of `tags` (its evidence
+    /// for every showing, [`Match::Strong`]).
     pub fn evidence(&self, item: &str, tags: &[String]) -> Evidence {
-        evidence_over(self.tag_scores(item), tags, |tag| self.weight(tag))
+        self.evidence_as(item, tags, Match::Strong)
+    }
+
+    /// [`Learned::evidence`] as showings like `read` have it.
+    fn evidence_as(&self, item: &str, tags: &[String], read: Match) -> Evidence {
+        evidence_over(
+            self.tag_scores(item),
+            tags.iter().map(String::as_str),
+            read,
+            |tag| self.weight(tag),
+        )
     }
 
     /// Where an item's evidence counts besides this context's tags: each
@@ -303,10 +374,14 @@ impl Learned {
     }
 
     /// What was learned about `item` (with its `own` tags) in the context
-    /// of `tags`, and the verdict ([`verdict_scoped`]).
-    pub fn assess(&self, item: &str, own: &[String], tags: &[String]) -> Assessment {
+    /// of `tags` for a showing that matched as `shown` does, and the
+    /// verdict ([`verdict_scoped`]). A weak match reads the item's
+    /// weak-match evidence; an item judged before that evidence was kept
+    /// (it has none) is read as before, from its evidence for every
+    /// showing.
+    pub fn assess(&self, item: &str, own: &[String], tags: &[String], shown: Match) -> Assessment {
         let scores = self.tag_scores(item);
-        if scores.is_none() {
+        let Some(scores) = scores else {
             // Nothing learned about it: no evidence either way (the common
             // case on the query path, decided without a tag's weight).
             let none = Evidence::default();
@@ -317,19 +392,32 @@ impl Learned {
                 everywhere: None,
                 verdict: TagVerdict::Boost(0.0),
                 decided: Scope::Here,
+                read: Match::Strong,
             };
-        }
-        let here = evidence_over(scores, tags, |tag| self.weight(tag));
+        };
+        // Every judgement updates the item's record everywhere, so weak-match
+        // evidence exists when that record does.
+        let read = match shown {
+            Match::Weak if scores.contains_key(WEAK_EVERYWHERE) => Match::Weak,
+            _ => Match::Strong,
+        };
+        let scores = Some(scores);
+        let here = self.evidence_as(item, tags, read);
         let elsewhere_tags = self.elsewhere(own, tags);
-        let elsewhere = evidence_over(scores, &elsewhere_tags, |_| 1.0);
-        let record = || evidence_over(scores, &[EVERYWHERE.to_string()], |_| 1.0);
+        let elsewhere = evidence_over(
+            scores,
+            elsewhere_tags.iter().map(String::as_str),
+            read,
+            |_| 1.0,
+        );
+        let record = || evidence_over(scores, [EVERYWHERE], read, |_| 1.0);
         // Its record everywhere is looked at only when nothing narrower
         // decided, and the contexts it was judged in (a walk over them) are
         // counted only when that record would decide.
         let wider = [(Scope::Elsewhere, elsewhere)].into_iter().chain(
             std::iter::once_with(|| (Scope::Everywhere, record())).filter(|&(_, all)| {
                 !matches!(verdict(all), TagVerdict::Boost(_))
-                    && self.contexts_against(item) >= MIN_CONTEXTS_FOR_EVERYWHERE
+                    && self.contexts_against(item, read) >= MIN_CONTEXTS_FOR_EVERYWHERE
             }),
         );
         let (outcome, decided) = verdict_scoped(here, wider);
@@ -341,48 +429,77 @@ impl Learned {
             everywhere,
             verdict: outcome,
             decided,
+            read,
         }
     }
 
-    /// The contexts `item` was shown and judged in: of those it was shown
-    /// to a session in, the ones whose every tag has evidence for it (a
-    /// judgement updates each tag of its context).
-    pub fn contexts_judged(&self, item: &str) -> usize {
-        self.judged_contexts(item).count()
+    /// The contexts `item` was shown and judged in, as showings like
+    /// `read` have it: of those it was shown to a session in, the ones
+    /// whose every tag has evidence for it (a judgement updates each tag of
+    /// its context).
+    pub fn contexts_judged(&self, item: &str, read: Match) -> usize {
+        self.judged_contexts(item, read).count()
     }
 
     /// The contexts where `item` was shown and judged irrelevant on
-    /// balance (its evidence there averages below 0): how many
-    /// repositories its record everywhere speaks against it for.
-    pub fn contexts_against(&self, item: &str) -> usize {
-        self.judged_contexts(item)
+    /// balance (its evidence there, as showings like `read` have it,
+    /// averages below 0): how many repositories its record everywhere
+    /// speaks against it for.
+    pub fn contexts_against(&self, item: &str, read: Match) -> usize {
+        let scores = self.tag_scores(item);
+        self.judged_contexts(item, read)
             .filter(|key| {
-                let tags: Vec<String> = key.split(',').map(str::to_string).collect();
-                self.evidence(item, &tags).level < 0.0
+                evidence_over(scores, key.split(','), read, |tag| self.weight(tag)).level < 0.0
             })
             .count()
     }
 
     /// The keys of the contexts `item` was shown and judged in.
-    fn judged_contexts<'a>(&'a self, item: &str) -> impl Iterator<Item = &'a String> + 'a {
+    fn judged_contexts<'a>(
+        &'a self,
+        item: &str,
+        read: Match,
+    ) -> impl Iterator<Item = &'a String> + 'a {
         let scores = self.tag_scores(item);
         self.matches
             .get(item)
             .into_iter()
             .flat_map(|shown| shown.keys())
             .filter(move |key| {
-                scores.is_some_and(|s| key.split(',').all(|tag| s.contains_key(tag)))
+                scores.is_some_and(|s| {
+                    key.split(',')
+                        .all(|tag| s.contains_key(read.key(tag).as_ref()))
+                })
             })
     }
 
-    /// The tags a judgement of `item` (with its `own` tags) in the context
-    /// of `tags` updates: the context's, `!tag` for each of its own tags
-    /// the context lacks ([`Learned::elsewhere`]), and [`EVERYWHERE`].
-    pub fn judged_tags(&self, own: &[String], tags: &[String]) -> Vec<String> {
+    /// The tags whose evidence is read for every showing of `item` (with
+    /// its `own` tags) in the context of `tags`: the context's, `!tag` for
+    /// each of its own tags the context lacks ([`Learned::elsewhere`]), and
+    /// [`EVERYWHERE`].
+    fn context_tags(&self, own: &[String], tags: &[String]) -> Vec<String> {
         let mut out = tags.to_vec();
         out.extend(self.elsewhere(own, tags));
         out.push(EVERYWHERE.to_string());
         out
+    }
+
+    /// The tags a judgement of `item` (with its `own` tags) in the context
+    /// of `tags` updates, shown on a match like `shown`: a strong one
+    /// updates [`Learned::context_tags`] and their weak-match evidence
+    /// (a verdict on a strong match speaks for weak ones too), a weak one
+    /// only their weak-match evidence.
+    pub fn judged_tags(&self, own: &[String], tags: &[String], shown: Match) -> Vec<String> {
+        let plain = self.context_tags(own, tags);
+        let weak = plain.iter().map(|t| Match::Weak.key(t).into_owned());
+        match shown {
+            Match::Strong => {
+                let mut out = plain.clone();
+                out.extend(weak);
+                out
+            }
+            Match::Weak => weak.collect(),
+        }
     }
 
     /// Counts one prompt `item` (with its `own` tags) matched but was held
@@ -395,7 +512,7 @@ impl Learned {
         own: &[String],
         tags: &[String],
     ) -> Vec<(String, TagScore)> {
-        let aged = self.judged_tags(own, tags);
+        let aged = self.context_tags(own, tags);
         let Some(scores) = self.tag_relevance.get_mut(item) else {
             return Vec::new();
         };
@@ -438,20 +555,21 @@ impl Learned {
     }
 
     /// Applies one judgement of `item` (with its `own` tags) in a context
-    /// with `tags`: `raw` in [-1, 1] with `weight` (1.0 evaluator, 2.0
-    /// direct feedback), once to each tag and to each of its own tags the
-    /// context lacks ([`Learned::elsewhere`]); then the pin rules run
-    /// ([`Learned::review_pins`]). Returns the updated scores and any pin
-    /// changes.
+    /// with `tags`, shown on a match like `shown`: `raw` in [-1, 1] with
+    /// `weight` (1.0 evaluator, 2.0 direct feedback), once to each tag and
+    /// to each of its own tags the context lacks ([`Learned::judged_tags`]);
+    /// then the pin rules run ([`Learned::review_pins`]). Returns the
+    /// updated scores and any pin changes.
     pub fn judge(
         &mut self,
         item: &str,
         own: &[String],
         tags: &[String],
+        shown: Match,
         raw: f64,
         weight: f64,
     ) -> (Vec<(String, TagScore)>, Vec<PinChange>) {
-        let judged = self.judged_tags(own, tags);
+        let judged = self.judged_tags(own, tags, shown);
         let scores = self.tag_relevance.entry(item.to_string()).or_default();
         let mut updated = Vec::new();
         for tag in &judged {
@@ -595,9 +713,9 @@ mod tests {
     #[test]
     fn negative_evaluations_follow_the_seed() {
         let mut l = Learned::default();
-        let (updated, _) = l.judge("L-1", &[], &tags(&["python"]), -1.0, 1.0);
+        let (updated, _) = l.judge("L-1", &[], &tags(&["python"]), Match::Strong, -1.0, 1.0);
         assert!((updated[0].1.score + 0.3).abs() < 1e-9);
-        let (updated, _) = l.judge("L-1", &[], &tags(&["python"]), -1.0, 1.0);
+        let (updated, _) = l.judge("L-1", &[], &tags(&["python"]), Match::Strong, -1.0, 1.0);
         assert!((updated[0].1.score + 0.51).abs() < 1e-9);
         assert_eq!(updated[0].1.negative, 2);
     }
@@ -608,7 +726,7 @@ mod tests {
         let t = tags(&["acme", "linux", "rust"]);
         let mut pinned_at = None;
         for i in 1..=8 {
-            let (_, changes) = l.judge("L-2", &[], &t, 1.0, 1.0);
+            let (_, changes) = l.judge("L-2", &[], &t, Match::Strong, 1.0, 1.0);
             if changes.iter().any(|c| matches!(c, PinChange::Pinned(_))) {
                 pinned_at = Some(i);
             }
@@ -620,7 +738,7 @@ mod tests {
         assert!(!l.is_pinned("L-2", &tags(&["linux"])), "scoped, not global");
         let mut unpinned = false;
         for _ in 0..10 {
-            let (_, changes) = l.judge("L-2", &[], &t, -1.0, 1.0);
+            let (_, changes) = l.judge("L-2", &[], &t, Match::Strong, -1.0, 1.0);
             if changes.iter().any(|c| matches!(c, PinChange::Unpinned(_))) {
                 unpinned = true;
                 break;
@@ -639,7 +757,7 @@ mod tests {
             l.observe_session(t);
         }
         for _ in 0..6 {
-            l.judge("L-5", &[], &a, 1.0, 1.0);
+            l.judge("L-5", &[], &a, Match::Strong, 1.0, 1.0);
         }
         assert_eq!(l.pins_of("L-5")[0].tags, tags(&["acme", "python"]));
         assert!(l.is_pinned("L-5", &a));
@@ -647,7 +765,7 @@ mod tests {
         assert!(!l.is_pinned("L-5", &c));
         // A verdict elsewhere does not touch the pin.
         for _ in 0..6 {
-            l.judge("L-5", &[], &c, -1.0, 1.0);
+            l.judge("L-5", &[], &c, Match::Strong, -1.0, 1.0);
         }
         assert!(l.is_pinned("L-5", &a));
     }
@@ -661,7 +779,7 @@ mod tests {
         }
         assert!(!l.is_pinned("L-4", &t), "showings alone never pin");
         for _ in 0..3 {
-            l.judge("L-4", &[], &t, 1.0, 1.0);
+            l.judge("L-4", &[], &t, Match::Strong, 1.0, 1.0);
         }
         assert!(
             !l.is_pinned("L-4", &t),
@@ -675,7 +793,7 @@ mod tests {
         assert!(!l.is_pinned("L-4", &tags(&["rust"])));
         // Feedback unpins; the next showings do not pin it again.
         for _ in 0..3 {
-            l.judge("L-4", &[], &t, -1.0, 2.0);
+            l.judge("L-4", &[], &t, Match::Strong, -1.0, 2.0);
         }
         assert!(!l.is_pinned("L-4", &t));
         for _ in 0..20 {
@@ -684,14 +802,79 @@ mod tests {
     }
 
     #[test]
+    fn a_verdict_on_a_weak_match_counts_only_for_weak_matches() {
+        let mut l = Learned::default();
+        let here = tags(&["billing", "python"]);
+        // Relevant where its topic came up (strong matches)...
+        for _ in 0..3 {
+            l.judge("L-11", &[], &here, Match::Strong, 1.0, 1.0);
+        }
+        // ...irrelevant on prompts about other topics that share a word.
+        for _ in 0..6 {
+            l.judge("L-11", &[], &here, Match::Weak, -1.0, 1.0);
+        }
+        let strong = l.assess("L-11", &[], &here, Match::Strong);
+        assert!(matches!(strong.verdict, TagVerdict::Boost(b) if b > 0.0));
+        assert_eq!(strong.here.evals, 3.0, "the weak verdicts are not here");
+        let weak = l.assess("L-11", &[], &here, Match::Weak);
+        assert_eq!(weak.read, Match::Weak);
+        assert_eq!(weak.verdict, TagVerdict::Filtered);
+        assert_eq!(
+            weak.here.evals, 9.0,
+            "strong verdicts count for weak matches too"
+        );
+        // The seed's arithmetic in each: three relevant, then six
+        // irrelevant (0.657 x 0.7^6 - (1 - 0.7^6)).
+        let w = l.tag_score("L-11", "~python").unwrap();
+        assert!((w.score - (0.657 * 0.7f64.powi(6) - (1.0 - 0.7f64.powi(6)))).abs() < 1e-9);
+        assert!((l.tag_score("L-11", "python").unwrap().score - 0.657).abs() < 1e-9);
+        // Irrelevant on strong matches: filtered for both.
+        for _ in 0..4 {
+            l.judge("L-11", &[], &here, Match::Strong, -1.0, 1.0);
+        }
+        assert_eq!(
+            l.assess("L-11", &[], &here, Match::Strong).verdict,
+            TagVerdict::Filtered
+        );
+        // Held-back prompts (strong matches) age only its evidence for them.
+        let aged = l.hold_back("L-11", &[], &here);
+        assert!(
+            aged.iter().all(|(t, _)| !t.starts_with(WEAK_MATCH)),
+            "{aged:?}"
+        );
+    }
+
+    #[test]
+    fn an_item_judged_before_weak_matches_were_kept_apart_reads_as_before() {
+        let mut l = Learned::default();
+        let here = tags(&["python"]);
+        for _ in 0..3 {
+            l.judge("L-12", &[], &here, Match::Strong, -1.0, 1.0);
+        }
+        // As an upgraded store has it: no weak-match evidence.
+        l.tag_relevance
+            .get_mut("L-12")
+            .unwrap()
+            .retain(|t, _| !t.starts_with(WEAK_MATCH));
+        let weak = l.assess("L-12", &[], &here, Match::Weak);
+        assert_eq!(weak.read, Match::Strong);
+        assert_eq!(weak.verdict, TagVerdict::Filtered);
+        assert_eq!(Match::Weak.key(EVERYWHERE), WEAK_EVERYWHERE);
+        assert_eq!(Match::of_band(0), Match::Strong, "session start");
+        assert_eq!(Match::of_band(1), Match::Weak);
+        assert_eq!(Match::of_band(2), Match::Strong);
+        assert_eq!(Match::of_band(3), Match::Strong);
+    }
+
+    #[test]
     fn held_back_prompts_age_only_the_evidence_that_held_it_back() {
         let mut l = Learned::default();
         let here = tags(&["billing", "python"]);
         assert!(l.hold_back("L-6", &[], &here).is_empty(), "nothing to age");
         for _ in 0..6 {
-            l.judge("L-6", &[], &here, -1.0, 1.0);
+            l.judge("L-6", &[], &here, Match::Strong, -1.0, 1.0);
         }
-        l.judge("L-6", &[], &tags(&["go"]), 1.0, 1.0);
+        l.judge("L-6", &[], &tags(&["go"]), Match::Strong, 1.0, 1.0);
         assert_eq!(verdict(l.evidence("L-6", &here)), TagVerdict::Filtered);
         // Six judged sessions wait 3 x 6 = 18 prompts.
         let mut aged = Vec::new();
@@ -708,7 +891,7 @@ mod tests {
         ));
         assert_eq!(l.tag_score("L-6", "go").unwrap().held, 0);
         // Judged again where it was held back: filtered again.
-        l.judge("L-6", &[], &here, -1.0, 1.0);
+        l.judge("L-6", &[], &here, Match::Strong, -1.0, 1.0);
         assert_eq!(verdict(l.evidence("L-6", &here)), TagVerdict::Filtered);
     }
 
@@ -727,18 +910,18 @@ mod tests {
         // filters it where it was never judged.
         for _ in 0..5 {
             l.shown("L-9", &repos[0]);
-            l.judge("L-9", &[], &repos[0], -1.0, 1.0);
+            l.judge("L-9", &[], &repos[0], Match::Strong, -1.0, 1.0);
         }
-        assert_eq!(l.contexts_judged("L-9"), 1);
-        let there = l.assess("L-9", &[], fresh);
+        assert_eq!(l.contexts_judged("L-9", Match::Strong), 1);
+        let there = l.assess("L-9", &[], fresh, Match::Strong);
         assert_eq!(there.verdict, TagVerdict::Boost(0.0));
         assert_eq!(there.everywhere, None);
         // A second that agrees: its record everywhere decides where nothing
         // else does.
         l.shown("L-9", &repos[1]);
-        l.judge("L-9", &[], &repos[1], -1.0, 1.0);
-        assert_eq!(l.contexts_judged("L-9"), 2);
-        let there = l.assess("L-9", &[], fresh);
+        l.judge("L-9", &[], &repos[1], Match::Strong, -1.0, 1.0);
+        assert_eq!(l.contexts_judged("L-9", Match::Strong), 2);
+        let there = l.assess("L-9", &[], fresh, Match::Strong);
         assert_eq!(there.here, Evidence::default());
         assert_eq!(there.verdict, TagVerdict::Filtered);
         assert_eq!(there.decided, Scope::Everywhere);
@@ -747,19 +930,26 @@ mod tests {
         // judged relevant in a third context, the record climbs back.
         l.shown("L-9", &repos[2]);
         for _ in 0..3 {
-            l.judge("L-9", &[], &repos[2], 1.0, 1.0);
+            l.judge("L-9", &[], &repos[2], Match::Strong, 1.0, 1.0);
         }
-        assert_eq!(l.assess("L-9", &[], fresh).verdict, TagVerdict::Boost(0.0));
-        assert_eq!(l.contexts_against("L-9"), 2, "relevant in the third");
+        assert_eq!(
+            l.assess("L-9", &[], fresh, Match::Strong).verdict,
+            TagVerdict::Boost(0.0)
+        );
+        assert_eq!(
+            l.contexts_against("L-9", Match::Strong),
+            2,
+            "relevant in the third"
+        );
         // Where it was judged relevant, that context's evidence decides.
-        let search = l.assess("L-9", &[], &repos[2]);
+        let search = l.assess("L-9", &[], &repos[2], Match::Strong);
         assert!(matches!(search.verdict, TagVerdict::Boost(b) if b > 0.0));
         assert_eq!(search.decided, Scope::Here);
         // Judged without being shown there (direct feedback on a search
         // hit): not a context it was shown in, so it does not count.
         let other = tags(&["other", "linux"]);
-        l.judge("L-10", &[], &other, -1.0, 2.0);
-        assert_eq!(l.contexts_judged("L-10"), 0);
+        l.judge("L-10", &[], &other, Match::Strong, -1.0, 2.0);
+        assert_eq!(l.contexts_judged("L-10", Match::Strong), 0);
     }
 
     #[test]
@@ -778,24 +968,26 @@ mod tests {
             "security: no context had it"
         );
         for _ in 0..3 {
-            l.judge("L-7", &own, &billing, -1.0, 1.0);
+            l.judge("L-7", &own, &billing, Match::Strong, -1.0, 1.0);
         }
         // Never judged in the shop, yet filtered there: it lacks `go` too.
-        let there = l.assess("L-7", &own, &shop);
+        let there = l.assess("L-7", &own, &shop, Match::Strong);
         assert_eq!(there.here, Evidence::default());
         assert_eq!(there.elsewhere_tags, tags(&["!go"]));
         assert_eq!(there.verdict, TagVerdict::Filtered);
         // Where its own tag is, nothing learned elsewhere applies.
         assert_eq!(
-            l.assess("L-7", &own, &proxy).verdict,
+            l.assess("L-7", &own, &proxy, Match::Strong).verdict,
             TagVerdict::Boost(0.0)
         );
         // Judged relevant in the shop: the shop's evidence decides there.
-        l.judge("L-7", &own, &shop, 1.0, 1.0);
-        assert!(matches!(l.assess("L-7", &own, &shop).verdict, TagVerdict::Boost(b) if b > 0.0));
+        l.judge("L-7", &own, &shop, Match::Strong, 1.0, 1.0);
+        assert!(
+            matches!(l.assess("L-7", &own, &shop, Match::Strong).verdict, TagVerdict::Boost(b) if b > 0.0)
+        );
         // No pin is ever scoped to a `!tag`.
         for _ in 0..10 {
-            l.judge("L-7", &own, &shop, 1.0, 1.0);
+            l.judge("L-7", &own, &shop, Match::Strong, 1.0, 1.0);
         }
         assert!(l
             .pins_of("L-7")
@@ -842,15 +1034,15 @@ mod tests {
     fn a_replayed_journal_puts_a_new_verdict_in_the_old_ones_place() {
         let mut l = Learned::default();
         let python = tags(&["python"]);
-        let judged = l.judged_tags(&[], &python);
+        let judged = l.judged_tags(&[], &python, Match::Strong);
         let judgement = |raw: f64| Judgement {
             session: Some("s".into()),
             tags: judged.clone(),
             raw,
             weight: 1.0,
         };
-        l.judge("L-1", &[], &python, -1.0, 1.0);
-        l.judge("L-1", &[], &python, -1.0, 1.0);
+        l.judge("L-1", &[], &python, Match::Strong, -1.0, 1.0);
+        l.judge("L-1", &[], &python, Match::Strong, -1.0, 1.0);
         let journal = vec![judgement(-1.0), judgement(-1.0)];
         assert!(l.replays_to_current("L-1", &journal));
         // A journal that misses a judgement does not account for the scores.
@@ -859,7 +1051,12 @@ mod tests {
         assert_eq!(held[0].1.held, 1);
         // The first verdict turns: +1 then -1 is 0.21 * 0.7 ... = -0.09.
         let (updated, _) = l.rejudge("L-1", &[judgement(1.0), judgement(-1.0)], &python);
-        let score = updated[0].1.unwrap();
+        let score = updated
+            .iter()
+            .find(|(t, _)| t == "python")
+            .unwrap()
+            .1
+            .unwrap();
         assert!((score.score + 0.09).abs() < 1e-9);
         assert_eq!((score.positive, score.negative, score.held), (1, 1, 1));
         // A tag no judgement touches any more is removed.

@@ -30,7 +30,9 @@ use crate::protocol::{Answer, Explanation, Kind, Query, SearchHit};
 use crate::semantic::{Model, Semantic, Vector};
 use crate::text::{DocId, Field, Similarities, TextIndex};
 
-pub use learned::{context_key, Application, Applications, Judgement, Learned, Pin, PinChange};
+pub use learned::{
+    context_key, Application, Applications, Judgement, Learned, Match, Pin, PinChange, WEAK_MATCH,
+};
 
 /// Which queries see a file's items: [`GLOBAL`], or a registered project.
 pub type ScopeId = u32;
@@ -96,13 +98,17 @@ pub struct Counts {
     pub items: BTreeMap<Kind, usize>,
 }
 
-/// An answer, and the lessons that matched the prompt well (a task band
-/// of `lesson::PROBATION_MIN_TASK_POINTS` or more) but were held back,
-/// filtered by learned evidence.
+/// An answer, with what the daemon learns from besides the items shown.
 #[derive(Debug, Clone)]
 pub struct Answered {
     pub answer: Answer,
+    /// The lessons that matched the prompt well (a task band of
+    /// `lesson::PROBATION_MIN_TASK_POINTS` or more) but were held back,
+    /// filtered by learned evidence.
     pub held_back: Vec<String>,
+    /// The lessons chosen on a prompt they matched only in passing
+    /// ([`Match::Weak`]).
+    pub weak: Vec<String>,
 }
 
 /// The knowledge base and its query engine.
@@ -581,7 +587,8 @@ impl Engine {
         let selection = select::select(self, query, now, exclude);
         Ok(Answered {
             answer: crate::render::render(selection.entries, query.budget_chars as usize),
-            held_back: selection.held_back,
+            held_back: selection.lessons.held_back,
+            weak: selection.lessons.weak,
         })
     }
 

@@ -21,7 +21,7 @@ use crate::scoring::tag_relevance::{Evidence, TagVerdict};
 
 use super::{dims, entry, rank_by, top_k, QueryFacts};
 use crate::engine::features::Features;
-use crate::engine::{Engine, Live};
+use crate::engine::{Engine, Live, Match};
 
 /// A lesson that passed the gate and the filter.
 struct Candidate<'e> {
@@ -43,6 +43,19 @@ struct Candidate<'e> {
     probation: bool,
 }
 
+/// What the lesson search noted besides the lessons it chose, for the
+/// daemon to learn from.
+#[derive(Debug, Default)]
+pub(crate) struct Noted {
+    /// Lessons learned evidence held back though they matched the prompt
+    /// well (their evidence ages).
+    pub(crate) held_back: Vec<String>,
+    /// Chosen lessons that matched the prompt only in passing
+    /// ([`Match::Weak`]): a verdict on them counts only for showings like
+    /// theirs.
+    pub(crate) weak: Vec<String>,
+}
+
 /// Session start: pinned by hand first, then the better learned average,
 /// then more evidence, then the id.
 fn pinned_order(a: &Candidate<'_>, b: &Candidate<'_>) -> Ordering {
@@ -54,14 +67,15 @@ fn pinned_order(a: &Candidate<'_>, b: &Candidate<'_>) -> Ordering {
 }
 
 /// Seed 001's lesson search, led by the prompt. Returns the lessons held
-/// back from the prompt by learned evidence though they matched it well.
+/// back from the prompt by learned evidence though they matched it well,
+/// and the chosen ones that matched it only in passing.
 pub(super) fn lessons(
     engine: &Engine,
     facts: &QueryFacts<'_>,
     items: &[&Live],
     sim: &dyn Fn(&Live) -> f64,
     out: &mut Vec<Entry>,
-) -> Vec<String> {
+) -> Noted {
     let gate = facts.gate();
     let learned = engine.learned();
     let on_prompt = !facts.query.task.trim().is_empty();
@@ -98,13 +112,13 @@ pub(super) fn lessons(
         let own = learned
             .tag_scores(id)
             .map_or_else(Vec::new, |_| learned.seen_among(live.item.stack_words()));
-        let assessment = learned.assess(id, &own, &facts.tags);
-        let evidence = assessment.here;
         let band = if on_prompt {
             task_points(similarity)
         } else {
             0
         };
+        let assessment = learned.assess(id, &own, &facts.tags, Match::of_band(band));
+        let evidence = assessment.here;
         let (boost, probation) = match assessment.verdict {
             TagVerdict::Filtered => {
                 if band >= PROBATION_MIN_TASK_POINTS {
@@ -160,7 +174,10 @@ pub(super) fn lessons(
                 Note::None,
             ));
         }
-        return held_back;
+        return Noted {
+            held_back,
+            weak: Vec::new(),
+        };
     }
     // Ranking 1: lexical. Ranking 2: overlap of the lesson's tags with the
     // environment's (only lessons with some overlap are ranked). Fused with
@@ -181,8 +198,12 @@ pub(super) fn lessons(
     top_k(&mut order, MAX_LESSONS, |&a, &b| {
         prompt_order(key(a), key(b)).then_with(|| pool[a].live.item.id.cmp(&pool[b].live.item.id))
     });
+    let mut weak = Vec::new();
     for i in order {
         let c = &pool[i];
+        if Match::of_band(c.band) == Match::Weak {
+            weak.push(c.live.item.id.clone());
+        }
         let PromptRank { band, fused, .. } = key(i);
         let d = dims(&[
             ("similarity", c.similarity),
@@ -207,5 +228,5 @@ pub(super) fn lessons(
         };
         out.push(entry(section, &c.live.item, fused, d, Note::None));
     }
-    held_back
+    Noted { held_back, weak }
 }

@@ -236,13 +236,13 @@ struct ByKind<'e> {
     seeds: Vec<&'e Live>,
 }
 
-/// Scores every live item against `query` and returns the chosen entries.
-/// What a query selected, and the lessons learned evidence held back.
+/// What a query selected, and what its lesson search noted.
 pub(super) struct Selection {
     pub(super) entries: Vec<Entry>,
-    pub(super) held_back: Vec<String>,
+    pub(super) lessons: lessons::Noted,
 }
 
+/// Scores every live item against `query` and returns the chosen entries.
 pub(super) fn select(
     engine: &Engine,
     query: &Query,
@@ -272,7 +272,7 @@ pub(super) fn select(
         list.push(live);
     }
     let mut out = Vec::new();
-    let mut held_back = Vec::new();
+    let mut noted = lessons::Noted::default();
     if facts.wants(Kind::Experience) {
         seed000::experience(&facts, &by_kind.experience, &mut out);
     }
@@ -286,7 +286,7 @@ pub(super) fn select(
         seed000::gotchas(&facts, &by_kind.gotchas, &sim, &mut out);
     }
     if facts.wants(Kind::Lesson) {
-        held_back = lessons::lessons(engine, &facts, &by_kind.lessons, &sim, &mut out);
+        noted = lessons::lessons(engine, &facts, &by_kind.lessons, &sim, &mut out);
     }
     if facts.wants(Kind::Learning) {
         learnings::learnings(engine, &facts, &mut out);
@@ -299,7 +299,7 @@ pub(super) fn select(
     }
     Selection {
         entries: out,
-        held_back,
+        lessons: noted,
     }
 }
 
