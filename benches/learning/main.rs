@@ -50,6 +50,8 @@ use support::{hook_context, memctl_path, memd_serve};
 use corpus::Rng;
 use memd::config::Config;
 use memd::engine::{Engine, GLOBAL};
+use memd::scoring::lesson::MAX_LESSONS;
+use memd::scoring::tag_relevance::{ema, MIN_EVALS_FOR_FILTER, NEGATIVE_SCORE_THRESHOLD};
 use serde_json::{json, Value};
 use world::{Lesson, Repo};
 
@@ -503,6 +505,19 @@ impl<'w> Run<'w> {
     }
 
     /// Lessons pinned by a rule rather than by hand.
+    /// What `lesson` has learned in the context of `cwd`, read for every
+    /// showing: its level (in the evaluator's unit) and judged sessions.
+    fn learned_here(&self, lesson: &str, cwd: &Path) -> (f64, f64) {
+        let cwd = cwd.display().to_string();
+        let e = self.memctl(&["explain", lesson, "--cwd", &cwd, "--json"]);
+        let v: Value = serde_json::from_slice(&e.stdout).unwrap_or(Value::Null);
+        let d = &v["ok"]["explanation"]["dimensions"];
+        (
+            d["tag_level"].as_f64().unwrap_or(0.0),
+            d["tag_evals"].as_f64().unwrap_or(0.0),
+        )
+    }
+
     fn auto_pinned(&self) -> usize {
         let log = self.memctl(&["log", "--json"]);
         let v: Value = serde_json::from_slice(&log.stdout).unwrap_or(Value::Null);
@@ -520,6 +535,67 @@ impl<'w> Run<'w> {
             .status();
         let _ = self.daemon.wait();
     }
+}
+
+/// Irrelevant verdicts seed 001's EMA needs, every one right, to filter a
+/// lesson whose evidence is at `level` over `evals` judged sessions: below
+/// the filter line, with the seed's three sessions or more.
+fn verdicts_to_filter(level: f64, evals: f64) -> usize {
+    let (mut level, mut n) = (level, 0usize);
+    while level >= NEGATIVE_SCORE_THRESHOLD || evals + (n as f64) < MIN_EVALS_FOR_FILTER {
+        level = ema(level, -1.0, 1.0);
+        n += 1;
+    }
+    n
+}
+
+/// The drift session before which no judge could have stopped every stale
+/// lesson (each `(level, evals)` at the drift): each must be shown as a
+/// kept one as often as [`verdicts_to_filter`] says, and a session's one
+/// prompt on the topic shows at most `MAX_LESSONS`, so the last of those
+/// showings comes at this session at the earliest (given that the
+/// topic's prompt is the only one they are shown on, as the drift's
+/// sessions have it).
+fn stale_floor(learned: &[(f64, f64)]) -> usize {
+    let showings: usize = learned
+        .iter()
+        .map(|&(level, evals)| verdicts_to_filter(level, evals))
+        .sum();
+    showings.div_ceil(MAX_LESSONS)
+}
+
+/// Draws of the judge's errors [`stale_ideal`] averages over.
+const IDEAL_DRAWS: u64 = 2000;
+
+/// How many of the stale lessons (each `(level, evals)` at the drift) an
+/// ideal memd would stop by drift session `bound`, on average over the
+/// judge's errors: each session the topic's prompt shows the
+/// `MAX_LESSONS` stale lessons not yet filtered with the best evidence
+/// (as the boost orders them), each gets a verdict wrong `error_percent`
+/// of the time, moves by seed 001's EMA, and once filtered is never shown
+/// again (no re-check, no other prompt). What the seed's EMA and the slots
+/// allow whatever memd's rules are.
+fn stale_ideal(learned: &[(f64, f64)], error_percent: u64, bound: usize) -> f64 {
+    let mut rng = Rng(0x5eed);
+    let mut stopped = 0usize;
+    for _ in 0..IDEAL_DRAWS {
+        let mut state: Vec<(f64, f64, bool, usize)> =
+            learned.iter().map(|&(l, e)| (l, e, false, 0)).collect();
+        for session in 1..=DRIFT_SESSIONS {
+            let mut open: Vec<usize> = (0..state.len()).filter(|&i| !state[i].2).collect();
+            open.sort_by(|&a, &b| state[b].0.total_cmp(&state[a].0));
+            for &i in open.iter().take(MAX_LESSONS) {
+                let wrong = (rng.below(100) as u64) < error_percent;
+                let s = &mut state[i];
+                s.0 = ema(s.0, if wrong { 1.0 } else { -1.0 }, 1.0);
+                s.1 += 1.0;
+                s.2 = s.0 < NEGATIVE_SCORE_THRESHOLD && s.1 >= MIN_EVALS_FOR_FILTER;
+                s.3 = session;
+            }
+        }
+        stopped += state.iter().filter(|s| s.2 && s.3 <= bound).count();
+    }
+    stopped as f64 / IDEAL_DRAWS as f64
 }
 
 /// The sessions of a phase: a repository and two or three prompts on its
@@ -595,6 +671,11 @@ struct Figures {
     stale_each: Vec<usize>,
     /// Stale lessons shown on probation during the drift sessions.
     stale_rechecks: usize,
+    /// The drift session before which no judge, however right, could have
+    /// stopped every stale lesson ([`stale_floor`]).
+    stale_floor: usize,
+    /// Stale lessons an ideal memd would stop by the bound ([`stale_ideal`]).
+    stale_ideal: f64,
     fresh_first: Vec<Option<usize>>,
     one_repo: Tally,
     one_repo_pins: usize,
@@ -642,6 +723,18 @@ fn run_arm(arm: Arm, seed: u64, memctl: &Path) -> Figures {
     });
     figures.fresh_first = vec![None; fresh.len()];
     figures.stale_each = vec![0; stale.len()];
+    let drift_cwd = run
+        .dir
+        .path()
+        .join("repos")
+        .join(repos[drift_repo].name)
+        .join("src");
+    let learned: Vec<(f64, f64)> = stale
+        .iter()
+        .map(|l| run.learned_here(l, &drift_cwd))
+        .collect();
+    figures.stale_floor = stale_floor(&learned);
+    figures.stale_ideal = stale_ideal(&learned, judge_error(), STALE_STOP_BOUND);
     if std::env::var_os("MEMD_BENCH_DEBUG").is_some() {
         eprintln!("DRIFT seed {seed}: stale {stale:?}, fresh {fresh:?}");
     }
@@ -805,6 +898,15 @@ fn main() {
             all.iter().map(|f| f.stale_each.len()).sum::<usize>(),
             all.iter().map(|f| f.fresh_first.len()).sum::<usize>(),
         );
+        if arm != Arm::Off {
+            let floors: Vec<String> = all.iter().map(|f| f.stale_floor.to_string()).collect();
+            println!(
+                "          what the slots allow: stopping every stale lesson takes until session {} (seeds over {STALE_STOP_BOUND}: {}) with every verdict right; an ideal memd with this judge stops {:.1} by session {STALE_STOP_BOUND}",
+                floors.join(","),
+                all.iter().filter(|f| f.stale_floor > STALE_STOP_BOUND).count(),
+                all.iter().map(|f| f.stale_ideal).sum::<f64>(),
+            );
+        }
         let m = measured.misses;
         println!(
             "          {}/{} relevant | misses: start {} off-topic {} obsolete {} language {} framework {} repo {} | short prompts {}/{}",

@@ -244,6 +244,7 @@ pub(super) fn explain(
             let read = assessment.read;
             let e = assessment.here;
             put("tag_avg", e.avg);
+            put("tag_level", e.level);
             put("tag_evals", e.evals);
             put("tag_held_back", e.held);
             put("similarity", sim);
