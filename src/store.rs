@@ -1229,6 +1229,17 @@ mod tests {
         assert_eq!((pending.judged, pending.updated_at), (0, 9));
         let evaluated = decode_audit(&old(120, true)).unwrap();
         assert_eq!(evaluated.judged, 2);
+        // A pending session of one item, at `updated_at`.
+        let one = |updated_at| Old {
+            shown: &["P-1"],
+            tags: &[],
+            repo: None,
+            transcript: None,
+            ended: false,
+            evaluated_bytes: 0,
+            processed: false,
+            updated_at,
+        };
         // The layout with `judged` but no prompt marks.
         #[derive(Serialize)]
         struct WithJudged<'a> {
@@ -1236,16 +1247,7 @@ mod tests {
             judged: u32,
         }
         let with_judged = postcard::to_allocvec(&WithJudged {
-            old: Old {
-                shown: &["P-1"],
-                tags: &[],
-                repo: None,
-                transcript: None,
-                ended: false,
-                evaluated_bytes: 0,
-                processed: false,
-                updated_at: 3,
-            },
+            old: one(3),
             judged: 1,
         })
         .unwrap();
@@ -1260,16 +1262,7 @@ mod tests {
         }
         let with_marks = postcard::to_allocvec(&WithShownOn {
             before: WithJudged {
-                old: Old {
-                    shown: &["P-1"],
-                    tags: &[],
-                    repo: None,
-                    transcript: None,
-                    ended: false,
-                    evaluated_bytes: 0,
-                    processed: false,
-                    updated_at: 4,
-                },
+                old: one(4),
                 judged: 1,
             },
             shown_on: [("P-1".to_string(), 7)].into(),

@@ -486,9 +486,11 @@ impl Learned {
 
     /// The tags a judgement of `item` (with its `own` tags) in the context
     /// of `tags` updates, shown on a match like `shown`: a strong one
-    /// updates [`Learned::context_tags`] and their weak-match evidence
-    /// (a verdict on a strong match speaks for weak ones too), a weak one
-    /// only their weak-match evidence.
+    /// updates the context's tags, `!tag` for each of its own tags the
+    /// context lacks ([`Learned::elsewhere`]) and `*` (its record
+    /// everywhere), and their weak-match evidence (a verdict on a strong
+    /// match speaks for weak ones too); a weak one only their weak-match
+    /// evidence.
     pub fn judged_tags(&self, own: &[String], tags: &[String], shown: Match) -> Vec<String> {
         let plain = self.context_tags(own, tags);
         let weak = plain.iter().map(|t| Match::Weak.key(t).into_owned());

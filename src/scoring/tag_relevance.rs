@@ -8,6 +8,9 @@
 //! - an evaluation is one judged session: a session updates each of its
 //!   tags once, and the evidence a context has is the (weighted) mean of
 //!   its tags' counts, not their sum;
+//! - a verdict speaks for showings like the one it judged: one earned on a
+//!   prompt the item matched only in passing counts only for such prompts
+//!   (the engine keeps it apart: `engine::Match`);
 //! - tags weigh by how well they tell contexts apart ([`tag_weight`]): a tag
 //!   present in every context (the OS) neither dilutes a verdict nor carries
 //!   one elsewhere;
