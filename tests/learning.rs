@@ -1253,3 +1253,35 @@ fn a_verdict_on_a_prompt_that_matched_only_in_passing_counts_only_for_such_promp
         "{v}"
     );
 }
+
+#[test]
+fn feedback_without_tags_speaks_of_the_showing_it_follows() {
+    let sandbox = Sandbox::new();
+    sandbox.write("lessons.yaml", PASSING);
+    let daemon = Daemon::start(&sandbox);
+    let lines = |daemon: &Daemon| -> Vec<String> {
+        daemon.json(&["log", "L-2"])["ok"]["log"][0]["tags"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["tag"].as_str().unwrap().to_string())
+            .collect()
+    };
+    // Shown in passing: the feedback counts for such prompts only.
+    assert!(shown_on(&daemon, DIGEST_PROMPT, None).contains(&("L-2".to_string(), 1.0)));
+    daemon.json(&["feedback", "L-2", "--irrelevant"]);
+    let mut tags = lines(&daemon);
+    tags.sort();
+    assert_eq!(tags, ["~*", "~python"]);
+    // Shown on its topic: for every prompt.
+    assert!(shown_on(&daemon, STACK_PROMPT, None).contains(&("L-2".to_string(), 3.0)));
+    daemon.json(&["feedback", "L-2", "--relevant"]);
+    let mut tags = lines(&daemon);
+    tags.sort();
+    assert_eq!(tags, ["*", "python", "~*", "~python"]);
+    // memd's own names are not workspace tags.
+    let out = daemon.memctl(&["feedback", "L-2", "--relevant", "--tags", "~python,*"]);
+    assert!(!out.status.success(), "{out:?}");
+    let err = common::stderr(&out);
+    assert!(err.contains("memd's own evidence"), "{err}");
+}

@@ -504,7 +504,6 @@ impl<'w> Run<'w> {
         );
     }
 
-    /// Lessons pinned by a rule rather than by hand.
     /// What `lesson` has learned in the context of `cwd`, read for every
     /// showing: its level (in the evaluator's unit) and judged sessions.
     fn learned_here(&self, lesson: &str, cwd: &Path) -> (f64, f64) {
@@ -518,6 +517,7 @@ impl<'w> Run<'w> {
         )
     }
 
+    /// Lessons pinned by a rule rather than by hand.
     fn auto_pinned(&self) -> usize {
         let log = self.memctl(&["log", "--json"]);
         let v: Value = serde_json::from_slice(&log.stdout).unwrap_or(Value::Null);
@@ -549,19 +549,23 @@ fn verdicts_to_filter(level: f64, evals: f64) -> usize {
     n
 }
 
-/// The drift session before which no judge could have stopped every stale
-/// lesson (each `(level, evals)` at the drift): each must be shown as a
-/// kept one as often as [`verdicts_to_filter`] says, and a session's one
-/// prompt on the topic shows at most `MAX_LESSONS`, so the last of those
-/// showings comes at this session at the earliest (given that the
-/// topic's prompt is the only one they are shown on, as the drift's
-/// sessions have it).
+/// The earliest drift session by which every stale lesson (each
+/// `(level, evals)` at the drift) could have been stopped, with every
+/// verdict right: each must be shown as a kept one as often as
+/// [`verdicts_to_filter`] says, once a session at most, and a session's
+/// one prompt on the topic shows at most `MAX_LESSONS` (the topic's prompt
+/// is the only one they are shown on, as the drift's sessions have it).
 fn stale_floor(learned: &[(f64, f64)]) -> usize {
-    let showings: usize = learned
+    let needed: Vec<usize> = learned
         .iter()
         .map(|&(level, evals)| verdicts_to_filter(level, evals))
-        .sum();
-    showings.div_ceil(MAX_LESSONS)
+        .collect();
+    let longest = needed.iter().copied().max().unwrap_or(0);
+    needed
+        .iter()
+        .sum::<usize>()
+        .div_ceil(MAX_LESSONS)
+        .max(longest)
 }
 
 /// Draws of the judge's errors [`stale_ideal`] averages over.
@@ -579,8 +583,11 @@ fn stale_ideal(learned: &[(f64, f64)], error_percent: u64, bound: usize) -> f64 
     let mut rng = Rng(0x5eed);
     let mut stopped = 0usize;
     for _ in 0..IDEAL_DRAWS {
-        let mut state: Vec<(f64, f64, bool, usize)> =
-            learned.iter().map(|&(l, e)| (l, e, false, 0)).collect();
+        // (level, evals, filtered, last session shown as a kept one)
+        let mut state: Vec<(f64, f64, bool, usize)> = learned
+            .iter()
+            .map(|&(l, e)| (l, e, verdicts_to_filter(l, e) == 0, 0))
+            .collect();
         for session in 1..=DRIFT_SESSIONS {
             let mut open: Vec<usize> = (0..state.len()).filter(|&i| !state[i].2).collect();
             open.sort_by(|&a, &b| state[b].0.total_cmp(&state[a].0));
@@ -671,8 +678,8 @@ struct Figures {
     stale_each: Vec<usize>,
     /// Stale lessons shown on probation during the drift sessions.
     stale_rechecks: usize,
-    /// The drift session before which no judge, however right, could have
-    /// stopped every stale lesson ([`stale_floor`]).
+    /// The earliest drift session by which every stale lesson could have
+    /// been stopped, every verdict right ([`stale_floor`]).
     stale_floor: usize,
     /// Stale lessons an ideal memd would stop by the bound ([`stale_ideal`]).
     stale_ideal: f64,

@@ -210,8 +210,7 @@ impl Handler {
         let tags: Vec<String> = query
             .tags
             .iter()
-            .map(|t| t.trim().to_lowercase())
-            .filter(|t| !t.is_empty())
+            .filter_map(|t| crate::engine::workspace_tag(t))
             .collect();
         let mut new_session = false;
         let session = session_id.map(|id| {

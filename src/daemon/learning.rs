@@ -70,12 +70,17 @@ pub fn feedback(
             }
         }
     } else {
-        let tags = tags
+        let given: Vec<String> = tags
             .iter()
-            .map(|t| t.trim().to_lowercase())
-            .filter(|t| !t.is_empty())
+            .filter_map(|t| crate::engine::workspace_tag(t))
             .collect();
-        (tags, Match::Strong)
+        if given.is_empty() {
+            return Response::error(
+                ErrorKind::BadRequest,
+                format!("no workspace tag among --tags {}: `*`, `!tag` and `~tag` name memd's own evidence", tags.join(",")),
+            );
+        }
+        (given, Match::Strong)
     };
     let raw = if relevant { 1.0 } else { -1.0 };
     let mut k = shared.write();
@@ -85,6 +90,7 @@ pub fn feedback(
         learned.tag_relevance.get(id).cloned(),
         learned.pins.get(id).cloned(),
     );
+    let judged = learned.judged_tags(&own, &tags, shown);
     let (updated, changes) = learned.judge(id, &own, &tags, shown, raw, FEEDBACK_WEIGHT);
     let changed: Vec<String> = if changes.is_empty() {
         Vec::new()
@@ -94,7 +100,7 @@ pub fn feedback(
     let pin_state = PinState::of(learned, &changed);
     let judgement = Judgement {
         session: None,
-        tags: updated.iter().map(|(t, _)| t.clone()).collect(),
+        tags: judged,
         raw,
         weight: FEEDBACK_WEIGHT,
     };
@@ -255,13 +261,15 @@ pub fn entry(engine: &crate::engine::Engine, id: &str) -> LogEntry {
     let item = find(engine, id);
     // A tag's weak-match evidence is listed where verdicts on weak matches
     // made it differ from the tag's own (every other verdict updates both).
-    let same_as_plain = |scores: &std::collections::HashMap<String, TagScore>,
-                         tag: &str,
-                         s: &TagScore| {
-        tag.strip_prefix(WEAK_MATCH)
-            .and_then(|plain| scores.get(plain))
-            .is_some_and(|p| (p.score, p.positive, p.negative) == (s.score, s.positive, s.negative))
-    };
+    let same_as_plain =
+        |scores: &std::collections::HashMap<String, TagScore>, tag: &str, s: &TagScore| {
+            tag.strip_prefix(WEAK_MATCH)
+                .and_then(|plain| scores.get(plain))
+                .is_some_and(|p| {
+                    (p.score, p.positive, p.negative, p.trial)
+                        == (s.score, s.positive, s.negative, s.trial)
+                })
+        };
     let mut tags: Vec<TagLine> = learned
         .tag_scores(id)
         .map(|scores| {
@@ -330,11 +338,18 @@ pub fn log(shared: &Shared, id: Option<String>, by_score: bool) -> Response {
     };
     let mut entries: Vec<LogEntry> = ids.iter().map(|id| entry(&k.engine, id)).collect();
     if by_score {
+        // Over the evidence for every showing (a tag's weak-match evidence
+        // is listed only where it differs).
         let mean = |e: &LogEntry| {
-            if e.tags.is_empty() {
+            let (sum, n) = e
+                .tags
+                .iter()
+                .filter(|t| !t.tag.starts_with(WEAK_MATCH))
+                .fold((0.0, 0usize), |(sum, n), t| (sum + t.score, n + 1));
+            if n == 0 {
                 0.0
             } else {
-                e.tags.iter().map(|t| t.score).sum::<f64>() / e.tags.len() as f64
+                sum / n as f64
             }
         };
         entries.sort_by(|a, b| mean(a).total_cmp(&mean(b)));
@@ -729,12 +744,16 @@ fn commit_session(
             .map(|(seq, _)| *seq)
             .collect();
         let all: Vec<Judgement> = entries.iter().map(|(_, j)| j.clone()).collect();
+        // Judged only before weak matches were kept apart: its weak-match
+        // evidence is what its journal replays to.
+        let seeded = scratch.seed_weak(item);
+        tag_scores.extend(seeded.into_iter().map(|(t, s)| (item.clone(), t, s)));
+        let names = scratch.judged_tags(&own, tags, shown);
         let changes = if earlier.is_empty() || !scratch.replays_to_current(item, &all) {
             if !earlier.is_empty() {
                 added_not_replaced.push(item.clone());
             }
             let (updated, changes) = scratch.judge(item, &own, tags, shown, *raw, EVALUATOR_WEIGHT);
-            let names: Vec<String> = updated.iter().map(|(t, _)| t.clone()).collect();
             journal.push((item.clone(), None, new(&names)));
             tag_scores.extend(updated.into_iter().map(|(t, s)| (item.clone(), t, s)));
             changes
@@ -742,7 +761,6 @@ fn commit_session(
             // The new verdict takes the first earlier one's place; the
             // others (there is one unless --force ran before the journal
             // was complete) go.
-            let names = scratch.judged_tags(&own, tags, shown);
             let judgement = new(&names);
             let replayed: Vec<Judgement> = entries
                 .iter()

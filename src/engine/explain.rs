@@ -312,6 +312,12 @@ pub(super) fn explain(
             };
             let wait = tag_relevance::probation_wait(deciding.evals);
             reasons.push(match assessment.verdict {
+                TagVerdict::Filtered if read == Match::Weak => format!(
+                    "{over}: filtered {which} on prompts that match it in passing (>= {} sessions and below {}); a verdict on a prompt that matches it well (a task match of {} points or more) counts here too",
+                    tag_relevance::MIN_EVALS_FOR_FILTER,
+                    tag_relevance::NEGATIVE_SCORE_THRESHOLD,
+                    lesson::PROBATION_MIN_TASK_POINTS
+                ),
                 TagVerdict::Filtered => format!(
                     "{over}: filtered {which} (>= {} sessions and below {}); it gets another chance once held back from {wait:.0} prompts it matches (a task match of {} points or more) since it was last judged",
                     tag_relevance::MIN_EVALS_FOR_FILTER,

@@ -25,8 +25,8 @@ use crate::scoring::tag_relevance::{
 pub enum Match {
     /// A prompt it matched well (a task band of
     /// `lesson::PROBATION_MIN_TASK_POINTS` or more), or no prompt at all
-    /// (session start, direct feedback): the verdict counts for every
-    /// showing, as the seed counts it.
+    /// (session start; direct feedback given with its tags): the verdict
+    /// counts for every showing, as the seed counts it.
     Strong,
     /// A prompt it matched only in passing (a lower task band): the verdict
     /// counts only for showings like it, in the item's weak-match evidence
@@ -35,8 +35,19 @@ pub enum Match {
 }
 
 /// The prefix of a tag's weak-match evidence ([`Match::Weak`]): `~python`.
-/// Tags are workspace words, never this character.
+/// No workspace tag starts with it ([`workspace_tag`]).
 pub const WEAK_MATCH: &str = "~";
+
+/// A query's or feedback's tag as memd learns under it: trimmed, lower
+/// case; `None` for an empty one and for the names memd gives evidence of
+/// its own (`*`, `!tag`, `~tag`), so no tag a workspace reports can read
+/// or write them.
+pub fn workspace_tag(tag: &str) -> Option<String> {
+    let tag = tag.trim();
+    let reserved =
+        tag.is_empty() || tag == EVERYWHERE || tag.starts_with('!') || tag.starts_with(WEAK_MATCH);
+    (!reserved).then(|| tag.to_lowercase())
+}
 
 impl Match {
     /// How a showing at task `band` matched (0: no prompt).
@@ -134,8 +145,11 @@ pub enum PinChange {
 pub struct Judgement {
     /// The session judged; `None` for direct feedback.
     pub session: Option<String>,
-    /// The tags it updated: the context's, and `!tag` for the item's own
-    /// tags the context lacked.
+    /// The tags it updated: the context's, `!tag` for the item's own tags
+    /// the context lacked, and `*`; for a verdict on a weak match, their
+    /// weak-match evidence (`~tag`) instead, and on any other, both. One
+    /// recorded before weak-match evidence was kept apart has no `~tag`
+    /// ([`replay`] reads it as both).
     pub tags: Vec<String>,
     pub raw: f64,
     pub weight: f64,
@@ -145,12 +159,21 @@ pub struct Judgement {
 /// same (both are sums of the same terms; only rounding may differ).
 const REPLAY_TOLERANCE: f64 = 1e-9;
 
-/// The scores a run of judgements gives, from nothing.
+/// The scores a run of judgements gives, from nothing. A judgement made
+/// before weak-match evidence was kept apart (none of its tags is one) counted
+/// for every showing: it moves each tag's weak-match evidence too, as
+/// [`Learned::seed_weak`] has it.
 pub fn replay(journal: &[Judgement]) -> HashMap<String, TagScore> {
     let mut scores: HashMap<String, TagScore> = HashMap::new();
     for judgement in journal {
-        for tag in &judgement.tags {
-            let score = scores.entry(tag.clone()).or_default();
+        let before_weak = !judgement.tags.iter().any(|t| t.starts_with(WEAK_MATCH));
+        let weak = judgement
+            .tags
+            .iter()
+            .filter(|_| before_weak)
+            .map(|t| Match::Weak.key(t).into_owned());
+        for tag in judgement.tags.iter().cloned().chain(weak) {
+            let score = scores.entry(tag).or_default();
             *score = score.record(judgement.raw, judgement.weight);
         }
     }
@@ -376,9 +399,9 @@ impl Learned {
     /// What was learned about `item` (with its `own` tags) in the context
     /// of `tags` for a showing that matched as `shown` does, and the
     /// verdict ([`verdict_scoped`]). A weak match reads the item's
-    /// weak-match evidence; an item judged before that evidence was kept
-    /// (it has none) is read as before, from its evidence for every
-    /// showing.
+    /// weak-match evidence; an item judged only before that evidence was
+    /// kept (it has none until its next verdict, [`Learned::seed_weak`]) is
+    /// read from its evidence for every showing, which is the same.
     pub fn assess(&self, item: &str, own: &[String], tags: &[String], shown: Match) -> Assessment {
         let scores = self.tag_scores(item);
         let Some(scores) = scores else {
@@ -556,12 +579,34 @@ impl Learned {
         });
     }
 
+    /// Gives `item`, judged only before weak-match evidence was kept apart
+    /// (it has scores, none of them weak-match evidence), weak-match
+    /// evidence equal to its evidence for every showing: each of those
+    /// verdicts counted for every showing. Returns the scores added, for
+    /// the store; none once it has weak-match evidence.
+    pub fn seed_weak(&mut self, item: &str) -> Vec<(String, TagScore)> {
+        let Some(scores) = self.tag_relevance.get_mut(item) else {
+            return Vec::new();
+        };
+        if scores.keys().any(|t| t.starts_with(WEAK_MATCH)) {
+            return Vec::new();
+        }
+        let seeded: Vec<(String, TagScore)> = scores
+            .iter()
+            .map(|(t, s)| (Match::Weak.key(t).into_owned(), *s))
+            .collect();
+        scores.extend(seeded.iter().cloned());
+        seeded
+    }
+
     /// Applies one judgement of `item` (with its `own` tags) in a context
     /// with `tags`, shown on a match like `shown`: `raw` in [-1, 1] with
     /// `weight` (1.0 evaluator, 2.0 direct feedback), once to each tag and
     /// to each of its own tags the context lacks ([`Learned::judged_tags`]);
-    /// then the pin rules run ([`Learned::review_pins`]). Returns the
-    /// updated scores and any pin changes.
+    /// then the pin rules run ([`Learned::review_pins`]). An item judged
+    /// only before weak-match evidence was kept apart gets it first
+    /// ([`Learned::seed_weak`]). Returns the scores changed (judged or
+    /// seeded) and any pin changes.
     pub fn judge(
         &mut self,
         item: &str,
@@ -572,8 +617,12 @@ impl Learned {
         weight: f64,
     ) -> (Vec<(String, TagScore)>, Vec<PinChange>) {
         let judged = self.judged_tags(own, tags, shown);
+        let seeded = self.seed_weak(item);
         let scores = self.tag_relevance.entry(item.to_string()).or_default();
-        let mut updated = Vec::new();
+        let mut updated: Vec<(String, TagScore)> = seeded
+            .into_iter()
+            .filter(|(t, _)| !judged.contains(t))
+            .collect();
         for tag in &judged {
             let score = scores.entry(tag.clone()).or_default();
             *score = score.record(raw, weight);
@@ -861,7 +910,36 @@ mod tests {
         let weak = l.assess("L-12", &[], &here, Match::Weak);
         assert_eq!(weak.read, Match::Strong);
         assert_eq!(weak.verdict, TagVerdict::Filtered);
+        // Its next verdict, in another context, gives it weak-match evidence
+        // equal to what it had: still filtered on weak matches here.
+        let (updated, _) = l.judge("L-12", &[], &tags(&["go"]), Match::Strong, 1.0, 1.0);
+        assert!(updated.iter().any(|(t, _)| t == "~python"), "{updated:?}");
+        let weak = l.assess("L-12", &[], &here, Match::Weak);
+        assert_eq!(weak.read, Match::Weak);
+        assert_eq!(weak.verdict, TagVerdict::Filtered);
+        assert_eq!(
+            l.tag_score("L-12", "~python"),
+            l.tag_score("L-12", "python")
+        );
+        // A journal of that era replays to the same: its judgements count
+        // for every showing.
+        let old = |raw: f64, t: &[&str]| Judgement {
+            session: None,
+            tags: tags(t),
+            raw,
+            weight: 1.0,
+        };
+        let mut journal = vec![old(-1.0, &["python", "*"]); 3];
+        journal.push(Judgement {
+            tags: l.judged_tags(&[], &tags(&["go"]), Match::Strong),
+            ..old(1.0, &[])
+        });
+        assert!(l.replays_to_current("L-12", &journal));
         assert_eq!(Match::Weak.key(EVERYWHERE), WEAK_EVERYWHERE);
+        assert_eq!(workspace_tag(" Python "), Some("python".to_string()));
+        for reserved in ["", " ", "*", "!go", "~python"] {
+            assert_eq!(workspace_tag(reserved), None, "{reserved:?}");
+        }
         assert_eq!(Match::of_band(0), Match::Strong, "session start");
         assert_eq!(Match::of_band(1), Match::Weak);
         assert_eq!(Match::of_band(2), Match::Strong);

@@ -31,7 +31,8 @@ use crate::semantic::{Model, Semantic, Vector};
 use crate::text::{DocId, Field, Similarities, TextIndex};
 
 pub use learned::{
-    context_key, Application, Applications, Judgement, Learned, Match, Pin, PinChange, WEAK_MATCH,
+    context_key, workspace_tag, Application, Applications, Judgement, Learned, Match, Pin,
+    PinChange, WEAK_MATCH,
 };
 
 /// Which queries see a file's items: [`GLOBAL`], or a registered project.

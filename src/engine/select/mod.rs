@@ -104,7 +104,11 @@ impl<'q> QueryFacts<'q> {
                 .filter(|s| !s.is_empty())
                 .collect::<Vec<_>>()
         };
-        let tags = lower(&query.tags);
+        let tags: Vec<String> = query
+            .tags
+            .iter()
+            .filter_map(|t| crate::engine::workspace_tag(t))
+            .collect();
         // Each word once, in order of appearance.
         let mut seen_words = rustc_hash::FxHashSet::default();
         let task_words = query
