@@ -89,11 +89,7 @@ fn learn(engine: &mut Engine, rng: &mut Rng, prompts: &[Query], sessions: usize)
                 3
             };
             let raw = if rng.below(10) < helps { 1.0 } else { -1.0 };
-            let shown = if answered.weak.contains(lesson) {
-                memd::engine::Match::Weak
-            } else {
-                memd::engine::Match::Strong
-            };
+            let shown = memd::engine::Match::among(&answered.weak, lesson);
             learned.judge(lesson, own, &q.tags, shown, raw, 1.0);
         }
     }

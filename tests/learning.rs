@@ -1242,14 +1242,9 @@ fn a_verdict_on_a_prompt_that_matched_only_in_passing_counts_only_for_such_promp
     // showing on its own topic, it counts for every prompt.
     shown_on(&daemon, STACK_PROMPT, None);
     let v = daemon.json(&["feedback", "L-2", "--irrelevant"]);
-    let judged: Vec<&str> = v["ok"]["judged"]["tags"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| t["tag"].as_str().unwrap())
-        .collect();
+    let judged = common::tag_names(&v["ok"]["judged"]);
     assert!(
-        judged.contains(&"python") && judged.contains(&"~python"),
+        judged.contains(&"python".to_string()) && judged.contains(&"~python".to_string()),
         "{v}"
     );
 }
@@ -1259,14 +1254,7 @@ fn feedback_without_tags_speaks_of_the_showing_it_follows() {
     let sandbox = Sandbox::new();
     sandbox.write("lessons.yaml", PASSING);
     let daemon = Daemon::start(&sandbox);
-    let lines = |daemon: &Daemon| -> Vec<String> {
-        daemon.json(&["log", "L-2"])["ok"]["log"][0]["tags"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|t| t["tag"].as_str().unwrap().to_string())
-            .collect()
-    };
+    let lines = |daemon: &Daemon| common::tag_names(&daemon.json(&["log", "L-2"])["ok"]["log"][0]);
     // Shown in passing: the feedback counts for such prompts only.
     assert!(shown_on(&daemon, DIGEST_PROMPT, None).contains(&("L-2".to_string(), 1.0)));
     daemon.json(&["feedback", "L-2", "--irrelevant"]);

@@ -153,15 +153,14 @@ impl Handler {
             let k = self.shared.read();
             k.engine.answer(&query, &exclude)
         };
-        let answered = match answered {
-            Ok(answered) => answered,
-            Err(err) => return Response::error(ErrorKind::BadRequest, err.to_string()),
-        };
         let Answered {
             answer,
             held_back,
             weak,
-        } = answered;
+        } = match answered {
+            Ok(answered) => answered,
+            Err(err) => return Response::error(ErrorKind::BadRequest, err.to_string()),
+        };
         self.record(&query, &answer, held_back, &weak);
         let micros = started.elapsed().as_secs_f64() * 1e6;
         self.shared
@@ -225,7 +224,7 @@ impl Handler {
                     if let Some(mark) = prompt {
                         audit.shown_on.insert(item.id.clone(), mark);
                     }
-                    if weak.contains(&item.id) {
+                    if Match::among(weak, &item.id) == Match::Weak {
                         audit.weak.push(item.id.clone());
                     }
                 }
@@ -254,16 +253,11 @@ impl Handler {
                 .lock()
                 .unwrap_or_else(|e| e.into_inner());
             for item in &answer.items {
-                let shown = if weak.contains(&item.id) {
-                    Match::Weak
-                } else {
-                    Match::Strong
-                };
                 last.insert(
                     item.id.clone(),
                     LastShown {
                         tags: tags.clone(),
-                        shown,
+                        shown: Match::among(weak, &item.id),
                     },
                 );
             }

@@ -726,11 +726,7 @@ fn commit_session(
     let mut added_not_replaced = Vec::new();
     for (item, raw) in scores.into_iter().flatten() {
         let own = k.engine.own_tags(item);
-        let shown = if audit.weak.contains(item) {
-            Match::Weak
-        } else {
-            Match::Strong
-        };
+        let shown = Match::among(&audit.weak, item);
         let new = |updated: &[String]| Judgement {
             session: Some(id.to_string()),
             tags: updated.to_vec(),

@@ -357,7 +357,7 @@ pub(super) fn explain(
                 reasons.push(pin_lines.join("; "));
             }
             put("task_band", f64::from(band));
-            reasons.push(if facts.query.task.trim().is_empty() {
+            reasons.push(if !on_prompt {
                 if pinned_here {
                     "no task (session start): pinned lessons are shown, at most 5".to_string()
                 } else {

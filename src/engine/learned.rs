@@ -59,6 +59,15 @@ impl Match {
         }
     }
 
+    /// How `id` was shown, given the ids shown on a `weak` match.
+    pub fn among(weak: &[String], id: &str) -> Match {
+        if weak.iter().any(|w| w == id) {
+            Match::Weak
+        } else {
+            Match::Strong
+        }
+    }
+
     /// The name `tag`'s evidence has for showings like this one.
     pub fn key(self, tag: &str) -> Cow<'_, str> {
         match self {
@@ -66,6 +75,31 @@ impl Match {
             Match::Weak => Cow::Owned(format!("{WEAK_MATCH}{tag}")),
         }
     }
+
+    /// `tag`'s score in `scores` as showings like this one have it; `key`
+    /// is a buffer for the weak-match name, so a lookup allocates nothing.
+    fn score_in<'s>(
+        self,
+        scores: &'s HashMap<String, TagScore>,
+        tag: &str,
+        key: &mut String,
+    ) -> Option<&'s TagScore> {
+        match self {
+            Match::Strong => scores.get(tag),
+            Match::Weak => {
+                key.clear();
+                key.push_str(WEAK_MATCH);
+                key.push_str(tag);
+                scores.get(key.as_str())
+            }
+        }
+    }
+}
+
+/// Whether an item's `scores` hold weak-match evidence: every judgement
+/// since it was kept apart moves the weak-match record everywhere.
+fn has_weak_evidence(scores: &HashMap<String, TagScore>) -> bool {
+    scores.contains_key(WEAK_EVERYWHERE)
 }
 
 /// A pin: by hand, or by one of seed 001's rules.
@@ -219,15 +253,7 @@ fn evidence_over<'a>(
     let mut key = String::new();
     evidence(tags.into_iter().map(|tag| TagEvidence {
         weight: weight(tag),
-        score: scores.and_then(|s| match read {
-            Match::Strong => s.get(tag).copied(),
-            Match::Weak => {
-                key.clear();
-                key.push_str(WEAK_MATCH);
-                key.push_str(tag);
-                s.get(key.as_str()).copied()
-            }
-        }),
+        score: scores.and_then(|s| read.score_in(s, tag, &mut key).copied()),
     }))
 }
 
@@ -418,10 +444,8 @@ impl Learned {
                 read: Match::Strong,
             };
         };
-        // Every judgement updates the item's record everywhere, so weak-match
-        // evidence exists when that record does.
         let read = match shown {
-            Match::Weak if scores.contains_key(WEAK_EVERYWHERE) => Match::Weak,
+            Match::Weak if has_weak_evidence(scores) => Match::Weak,
             _ => Match::Strong,
         };
         let scores = Some(scores);
@@ -484,6 +508,7 @@ impl Learned {
         read: Match,
     ) -> impl Iterator<Item = &'a String> + 'a {
         let scores = self.tag_scores(item);
+        let mut buffer = String::new();
         self.matches
             .get(item)
             .into_iter()
@@ -491,7 +516,7 @@ impl Learned {
             .filter(move |key| {
                 scores.is_some_and(|s| {
                     key.split(',')
-                        .all(|tag| s.contains_key(read.key(tag).as_ref()))
+                        .all(|tag| read.score_in(s, tag, &mut buffer).is_some())
                 })
             })
     }
@@ -588,7 +613,7 @@ impl Learned {
         let Some(scores) = self.tag_relevance.get_mut(item) else {
             return Vec::new();
         };
-        if scores.keys().any(|t| t.starts_with(WEAK_MATCH)) {
+        if has_weak_evidence(scores) {
             return Vec::new();
         }
         let seeded: Vec<(String, TagScore)> = scores

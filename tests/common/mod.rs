@@ -255,6 +255,17 @@ pub fn gotcha(id: &str, title: &str) -> String {
     format!("gotchas:\n  - id: {id}\n    title: {title}\n    fix: do the right thing\n    category: db\n")
 }
 
+/// The tags of a learned-state entry (`memctl log --json`, or the `judged`
+/// of feedback), as listed.
+pub fn tag_names(entry: &serde_json::Value) -> Vec<String> {
+    entry["tags"]
+        .as_array()
+        .expect("an entry's tags")
+        .iter()
+        .map(|t| t["tag"].as_str().unwrap().to_string())
+        .collect()
+}
+
 /// The title of gotcha `id` as the daemon serves it, if any.
 pub fn title_of(daemon: &Daemon, id: &str) -> Option<String> {
     let out = daemon.memctl(&["get", id, "--json"]);
