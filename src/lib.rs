@@ -18,8 +18,12 @@
 //!   watching, state.
 //! - [`config`]: the `memd.toml` file.
 //! - [`time`]: instants as Unix seconds.
+//! - [`safe_file`]: the one safe way a user's file is changed (install,
+//!   add, remember, the store): exclusive temporary file, no link followed,
+//!   mode kept, lock, fsync, read back (always compiled: `memctl` uses it).
 
 pub mod protocol;
+pub mod safe_file;
 
 #[cfg(feature = "daemon")]
 pub mod config;

@@ -147,6 +147,6 @@ fn a_linked_project_directory_is_not_written_through() {
     std::os::unix::fs::symlink(&elsewhere, repo.join(".memd")).unwrap();
     let daemon = Daemon::start(&sandbox);
     let out = refused_lesson_from(&daemon, &repo);
-    assert!(stderr(&out).contains("not a directory"), "{}", stderr(&out));
+    assert!(stderr(&out).contains("a symbolic link"), "{}", stderr(&out));
     assert_eq!(std::fs::read_dir(&elsewhere).unwrap().count(), 0);
 }

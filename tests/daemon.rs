@@ -9,8 +9,8 @@ use std::os::unix::net::UnixStream;
 use std::time::Duration;
 
 use common::{
-    eventually, gotcha, json_frame, read_json_frame, read_raw_frame, stderr, stdout, title_of,
-    Daemon, Sandbox,
+    eventually, gotcha, inner, json_frame, read_json_frame, read_raw_frame, stderr, stdout,
+    title_of, Daemon, Sandbox,
 };
 use serde_json::Value;
 
@@ -426,7 +426,7 @@ fn memctl_commands_answer_as_text_and_json() {
     assert_eq!(missing.status.code(), Some(1));
     let block = stdout(&daemon.memctl(&["query", "--task", "fix the db unique violation"]));
     assert!(
-        block.starts_with("## Gotchas\n- \"Postgres unique violations\""),
+        inner(&block).starts_with("## Gotchas\n- \"Postgres unique violations\""),
         "{block}"
     );
     let latency = daemon.json(&["status"]);

@@ -6,7 +6,7 @@ mod common;
 
 use std::io::Write;
 
-use common::{stdout, Daemon, Sandbox};
+use common::{inner, stdout, Daemon, Sandbox};
 use serde_json::Value;
 
 const LESSONS: &str = "lessons:
@@ -691,7 +691,7 @@ fn auto_pin_and_unpin_happen_at_the_seed_thresholds() {
             .unwrap()
             .to_string()
     };
-    assert!(start("linux,ci").starts_with("## Pinned Lessons"));
+    assert!(inner(&start("linux,ci")).starts_with("## Pinned Lessons"));
     assert!(!start("linux").contains("Pinned Lessons"));
     // ...and on a prompt they need a task match like any other lesson.
     let v = daemon.json(&[

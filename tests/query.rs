@@ -2,7 +2,7 @@
 
 mod common;
 
-use common::{example_config, run, stderr, stdout, Sandbox};
+use common::{example_config, inner, run, stderr, stdout, Sandbox};
 use serde_json::Value;
 
 const NOW: &str = "2026-11-22T12:00:00Z";
@@ -247,7 +247,7 @@ fn exemplars_fall_back_to_seeds_then_to_nothing() {
     );
     let block = stdout(&sandbox.query(&task));
     assert_eq!(
-        block.trim_end(),
+        inner(&block),
         "Relevant ideas from your notes:\n1. \"Why async matters for web servers\" (from: Blog Draft)\n2. \"Hook about Rust ownership\" (from: Rust Tips)\nDraw on these ideas to make your response more informed."
     );
     sandbox.write(
@@ -256,7 +256,7 @@ fn exemplars_fall_back_to_seeds_then_to_nothing() {
     );
     let block = stdout(&sandbox.query(&task));
     assert_eq!(
-        block.trim_end(),
+        inner(&block),
         "Winning patterns from your best-performing content:\n1. [ask_question] (reply): \"Have you tried backoff with jitter?\"\nUse these patterns as inspiration but don't copy them directly."
     );
     // A task that drafts nothing gets no winning patterns.
@@ -302,7 +302,7 @@ fn experience_is_always_included_for_its_agent() {
         ]
     );
     let block = answer["block"].as_str().unwrap();
-    assert!(block.starts_with(
+    assert!(inner(block).starts_with(
         "## Your Past Experience\n- Common mistake to avoid: \"Asserting on log output\""
     ));
     assert!(block.contains("- Preferred approach for integration tests: \"buildApp() with a real Postgres schema per file\""));

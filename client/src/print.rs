@@ -284,4 +284,7 @@ fn print_status(s: &StatusReport) {
     for i in &s.ignored_files {
         outln!("ignored:  {i}");
     }
+    for r in &s.refused_projects {
+        outln!("not loaded: {r}");
+    }
 }

@@ -185,7 +185,7 @@ fn codex_config_keeps_the_users_settings() {
     assert_eq!(
         std::fs::read_to_string(&config).unwrap(),
         format!(
-            "model = \"gpt-5-codex\"\n\n[features]\nhooks = true\nweb_search_request = true\n{}",
+            "model = \"gpt-5-codex\"\n\n[features]\nweb_search_request = true\nhooks = true\n{}",
             codex_server()
         )
     );
@@ -214,7 +214,7 @@ fn codex_config_keeps_the_users_settings() {
     std::fs::write(&config, "[features]\ncodex_hooks = false\n").unwrap();
     let out = install(home.path(), &["--no-service"]);
     assert!(
-        text(&out).contains("written: codex_hooks is set to `false`"),
+        text(&out).contains("written: `features.codex_hooks` is set to `false`"),
         "{}",
         text(&out)
     );

@@ -299,6 +299,13 @@ impl Handler {
             repo
         };
         let Some(repo) = repo else { return };
+        // Another user's project, or one others may write to, is never
+        // loaded: its text would reach this user's prompt.
+        if let Some(why) = crate::knowledge::trust::distrust_project(&repo) {
+            tracing::warn!("not loading the project {}: {why}", repo.display());
+            self.shared.write().refused_projects.insert(repo, why);
+            return;
+        }
         let (tx, rx) = mpsc::channel();
         if self.indexer.send(Message::Register(repo, tx)).is_ok() {
             let _ = rx.recv_timeout(INDEXER_WAIT);
@@ -375,6 +382,11 @@ impl Handler {
             sessions: self.shared.sessions().len() as u64,
             hooks,
             hook_failures,
+            refused_projects: k
+                .refused_projects
+                .iter()
+                .map(|(repo, why)| format!("{}: {why}", repo.display()))
+                .collect(),
         }
     }
 }

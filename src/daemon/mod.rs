@@ -240,10 +240,21 @@ fn start_up(config: &Config, store: &Store) -> Knowledge {
         follow_symlinks_out_of_roots: config.daemon.follow_symlinks_out_of_roots,
         ..Knowledge::default()
     };
-    let projects = store.projects().unwrap_or_else(|err| {
+    let mut projects = store.projects().unwrap_or_else(|err| {
         tracing::warn!("cannot read the registered projects: {err}");
         Vec::new()
     });
+    // A project registered before may have changed hands since.
+    projects.retain(
+        |repo| match crate::knowledge::trust::distrust_project(repo) {
+            None => true,
+            Some(why) => {
+                tracing::warn!("not loading the project {}: {why}", repo.display());
+                k.refused_projects.insert(repo.clone(), why);
+                false
+            }
+        },
+    );
     for (path, project) in indexer::roots_for(&config.roots, &projects) {
         k.add_root(path, project);
     }

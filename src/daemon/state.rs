@@ -63,6 +63,9 @@ pub struct Knowledge {
     pub last: Option<ReindexReport>,
     /// Whether a symlink may lead a root's file out of the root.
     pub follow_symlinks_out_of_roots: bool,
+    /// Projects whose knowledge is not loaded, and why
+    /// ([`crate::knowledge::trust`]).
+    pub refused_projects: std::collections::BTreeMap<PathBuf, String>,
 }
 
 impl Knowledge {

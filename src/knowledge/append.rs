@@ -98,7 +98,11 @@ pub fn check_fields(kind: Kind, fields: &[(String, String)]) -> Result<(), Appen
 /// The items of `existing` (the file's current bytes; `None` when it does
 /// not exist yet), refusing a file that does not load cleanly.
 fn current_items(path: &Path, existing: Option<&[u8]>) -> Result<Vec<Item>, AppendError> {
-    let Some(bytes) = existing.filter(|b| !b.iter().all(u8::is_ascii_whitespace)) else {
+    let blank = |b: &[u8]| {
+        let b = b.strip_prefix("\u{feff}".as_bytes()).unwrap_or(b);
+        b.iter().all(u8::is_ascii_whitespace)
+    };
+    let Some(bytes) = existing.filter(|b| !blank(b)) else {
         return Ok(Vec::new());
     };
     let load = parse_file(Arc::from(path), bytes);
@@ -173,23 +177,29 @@ fn append_to(
         .map(|(key, _)| *key)
         .ok_or(AppendError::Kind(kind))?;
     let text = existing.unwrap_or("");
+    // A byte order mark stays where it is; the item's lines end as the
+    // file's do (CRLF, or CR alone, as some editors write).
+    let body = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let eol = line_ending(body);
     let mut out = String::with_capacity(text.len() + 256);
     out.push_str(text);
-    if !out.is_empty() && !out.ends_with('\n') {
-        out.push('\n');
+    if !body.is_empty() && !body.ends_with(['\n', '\r']) {
+        out.push_str(eol);
     }
-    let blank = text.trim().is_empty();
-    match (!blank).then(|| list_indent(text, key)).flatten() {
+    let blank = body.trim().is_empty();
+    match (!blank).then(|| list_indent(body, key)).flatten() {
         // The kind's list is there: the item goes at its end, which must
         // be the end of the file (checked below by reading it back).
-        Some(indent) => out.push_str(&entry(&indent, id, fields, tags)),
+        Some(indent) => out.push_str(&with_ending(&entry(&indent, id, fields, tags), eol)),
         None => {
             if blank {
                 out.clear();
+                out.push_str(&text[..text.len() - body.len()]);
             }
             out.push_str(key);
-            out.push_str(":\n");
-            out.push_str(&entry("  ", id, fields, tags));
+            out.push(':');
+            out.push_str(eol);
+            out.push_str(&with_ending(&entry("  ", id, fields, tags), eol));
         }
     }
     let after = loaded_cleanly(path, parse_file(Arc::from(path), out.as_bytes()))
@@ -206,14 +216,43 @@ fn append_to(
     }
 }
 
+/// Whether an old item reads back the same after the append: its id,
+/// tags, place and every value (a block scalar at the end of a file with no
+/// final newline would otherwise gain one).
 fn same_item(a: &Item, b: &Item) -> bool {
-    a.id == b.id && a.tags == b.tags && a.kind() == b.kind() && a.source.pos == b.source.pos
+    a == b
+}
+
+/// The line ending `text` uses: that of its first line break, LF when it
+/// has none.
+fn line_ending(text: &str) -> &'static str {
+    match text.find(['\n', '\r']) {
+        Some(i) if text[i..].starts_with("\r\n") => "\r\n",
+        Some(i) if text[i..].starts_with('\r') => "\r",
+        _ => "\n",
+    }
+}
+
+/// `lines` (each ending in LF) with each line ending in `eol` instead.
+fn with_ending(lines: &str, eol: &str) -> String {
+    if eol == "\n" {
+        lines.to_string()
+    } else {
+        lines.replace('\n', eol)
+    }
+}
+
+/// The lines of `text`, whichever of CRLF, CR or LF ends them.
+fn lines_of(text: &str) -> impl Iterator<Item = &str> {
+    text.split('\n')
+        .flat_map(|l| l.split('\r'))
+        .filter(|l| !l.is_empty())
 }
 
 /// The indentation of the items of the top-level `key:` list, when the
 /// file has one in block style.
 fn list_indent(text: &str, key: &str) -> Option<String> {
-    let mut lines = text.lines();
+    let mut lines = lines_of(text);
     lines.find(|line| {
         line.strip_prefix(key)
             .and_then(|rest| rest.strip_prefix(':'))
@@ -233,10 +272,33 @@ fn list_indent(text: &str, key: &str) -> Option<String> {
         .then(|| indent.to_string())
 }
 
-/// One item as YAML, every value a double-quoted scalar (a JSON string is
-/// one), so no text can change the document's structure.
+/// `text` as a YAML double-quoted scalar: every character YAML does not
+/// allow in a document as it is (C0 and C1 controls, DEL, U+FFFE, U+FFFF,
+/// a byte order mark) escaped, as are the quote and the backslash, so no
+/// text can change the document's structure or make it unreadable.
+fn quote(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 2);
+    out.push('"');
+    for c in text.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\t' => out.push_str("\\t"),
+            '\r' => out.push_str("\\r"),
+            c if c.is_control() || matches!(c, '\u{feff}' | '\u{fffe}' | '\u{ffff}') => {
+                out.push_str(&format!("\\u{:04X}", c as u32));
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+/// One item as YAML, every value a double-quoted scalar ([`quote`]), so no
+/// text can change the document's structure.
 fn entry(indent: &str, id: &str, fields: &[(String, String)], tags: &[String]) -> String {
-    let quote = |s: &str| serde_json::to_string(s).unwrap_or_else(|_| "\"\"".to_string());
     let mut out = format!("{indent}- id: {}\n", quote(id));
     for (name, value) in fields {
         out.push_str(&format!("{indent}  {name}: {}\n", quote(value)));
@@ -386,6 +448,74 @@ mod tests {
             check_fields(Kind::Observation, &[]),
             Err(AppendError::Kind(Kind::Observation))
         );
+    }
+
+    #[test]
+    fn a_bom_and_cr_or_crlf_line_ends_are_kept() {
+        let path = Path::new("lessons.yaml");
+        let f = fields(&[("text", "new one")]);
+        for text in [
+            "\u{feff}lessons:\n  - id: L-1\n    text: old\n",
+            "lessons:\r  - id: L-1\r    text: old\r",
+            "lessons:\r\n  - id: L-1\r\n    text: old",
+            "\u{feff}",
+        ] {
+            let out = append(path, Some(text), Kind::Lesson, "n", &f, &[])
+                .unwrap_or_else(|e| panic!("{text:?}: {e}"));
+            assert!(out.starts_with(text), "{out:?}");
+            let items = current_items(path, Some(out.as_bytes())).unwrap();
+            assert_eq!(items.last().unwrap().id, "n", "{out:?}");
+            let eol = line_ending(text.trim_start_matches('\u{feff}'));
+            if text.len() > 3 {
+                assert!(
+                    out[text.len()..]
+                        .split(eol)
+                        .all(|l| !l.contains(['\r', '\n'])),
+                    "the item's lines end as the file's: {out:?}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn an_item_whose_value_would_change_is_not_appended_after() {
+        // A block scalar with no final newline: a newline after it would
+        // add one to its value.
+        let path = Path::new("lessons.yaml");
+        let text = "lessons:\n  - id: L-1\n    text: |\n      keep exactly";
+        let before = current_items(path, Some(text.as_bytes())).unwrap();
+        let f = fields(&[("text", "t")]);
+        match append(path, Some(text), Kind::Lesson, "n", &f, &[]) {
+            Ok(out) => {
+                let after = current_items(path, Some(out.as_bytes())).unwrap();
+                assert_eq!(after[0], before[0], "{out:?}");
+            }
+            Err(err) => assert!(matches!(err, AppendError::CannotAppend(..)), "{err}"),
+        }
+    }
+
+    #[test]
+    fn controls_yaml_does_not_allow_are_escaped() {
+        let path = Path::new("lessons.yaml");
+        let odd = "del \u{7f} c1 \u{85}\u{9b} nonchar \u{ffff} bom \u{feff} nul \u{0} bell \u{7}";
+        let out = append(
+            path,
+            None,
+            Kind::Lesson,
+            "n",
+            &fields(&[("text", odd)]),
+            &[],
+        )
+        .unwrap();
+        assert!(
+            out.is_ascii() || !out.contains(['\u{7f}', '\u{85}', '\u{ffff}']),
+            "{out:?}"
+        );
+        let items = current_items(path, Some(out.as_bytes())).unwrap();
+        let Body::Lesson(l) = &items[0].body else {
+            panic!()
+        };
+        assert_eq!(l.text, odd);
     }
 
     #[test]

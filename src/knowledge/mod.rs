@@ -9,6 +9,7 @@ pub mod kinds;
 pub mod node;
 pub mod read;
 pub mod scan;
+pub mod trust;
 pub mod view;
 
 pub use file::{load_file, parse_file, Diagnostic, FileKind, FileLoad, MAX_FILE_BYTES};

@@ -440,4 +440,9 @@ pub struct StatusReport {
     /// The latest failed hook calls the daemon heard of, newest last.
     #[serde(default)]
     pub hook_failures: Vec<HookCall>,
+    /// Projects whose knowledge is not loaded (another user's, or writable
+    /// by others), each with why. Last, so that an older `memctl` still
+    /// reads the rest.
+    #[serde(default)]
+    pub refused_projects: Vec<String>,
 }

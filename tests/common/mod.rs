@@ -69,6 +69,17 @@ impl Sandbox {
     }
 }
 
+/// The sections of a block, without the element memd wraps them in (the
+/// seeds' formats are what is inside it). Panics when `block` is not
+/// wrapped.
+pub fn inner(block: &str) -> &str {
+    let block = block.trim_end();
+    block
+        .strip_prefix(memd::render::OPEN)
+        .and_then(|b| b.strip_suffix(memd::render::CLOSE))
+        .unwrap_or_else(|| panic!("not a memd block: {block}"))
+}
+
 pub fn stdout(out: &Output) -> String {
     String::from_utf8(out.stdout.clone()).expect("stdout is UTF-8")
 }

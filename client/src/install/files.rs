@@ -1,70 +1,206 @@
-//! Writing the user's files: only when the content changes, after a backup
-//! of what was there, atomically (a temporary file beside it, renamed
-//! over); with `--dry-run`, not at all.
+//! The user's files as the install reads and writes them, through memd's
+//! one safe write path ([`memd::safe_file`]): each file is read without
+//! following a link it did not expect and decided on first ([`Plan`]);
+//! only when every file of the install could be read and decided is
+//! anything written ([`apply`]), each one backed up, replaced atomically
+//! with its mode kept, and only if it is still what was read. With
+//! `--dry-run`, nothing is written.
 
 use std::path::{Path, PathBuf};
 
+use memd::safe_file::{self, Current, Replace};
 use serde_json::{json, Value};
 
 use super::{Outcome, Step};
 
-/// A JSON settings file, `{}` when absent or empty; one that is not JSON
-/// is an error and left as it is.
-pub fn read_json(path: &Path) -> Result<Value, String> {
-    match std::fs::read_to_string(path) {
-        Ok(text) if !text.trim().is_empty() => serde_json::from_str(&text)
-            .map_err(|e| format!("{}: not JSON ({e}); left as it is", path.display())),
-        _ => Ok(json!({})),
+/// Where a file lies, which decides what links are allowed on the way.
+#[derive(Debug, Clone, Copy)]
+pub enum Place<'a> {
+    /// The user's own configuration: a link at the file's end (a dotfiles
+    /// repository's, linked in by stow) is followed to the user's file it
+    /// leads to.
+    User,
+    /// Inside this repository, which may have been cloned from anyone: no
+    /// link on the way may lead out of it.
+    Project(&'a Path),
+}
+
+/// A file read for the install: where it really is and what it holds.
+pub struct Read {
+    /// The file as named (what the user is told).
+    pub named: PathBuf,
+    /// The file to read and replace: `named`, or where the user's own link
+    /// leads.
+    pub real: PathBuf,
+    pub current: Option<Current>,
+}
+
+impl Read {
+    /// The file's text: `""` when absent; an error naming it when it is not
+    /// UTF-8.
+    pub fn text(&self) -> Result<&str, String> {
+        match &self.current {
+            None => Ok(""),
+            Some(current) => std::str::from_utf8(&current.bytes)
+                .map_err(|e| format!("{}: not UTF-8 ({e}); left as it is", self.named.display())),
+        }
     }
 }
 
-/// Writes a JSON settings document as [`write_file`] does, pretty-printed.
-pub fn write_json(path: &Path, doc: &Value, dry_run: bool) -> Result<Step, String> {
-    let content = serde_json::to_string_pretty(doc).map_err(|e| e.to_string())? + "\n";
-    write_file(path, &content, dry_run)
+/// Reads `path` for the install. Any reason it cannot be read (another
+/// user's, unreadable, not a regular file, a link memd does not follow, a
+/// link out of the repository) is an error that names it: the file is then
+/// neither treated as empty nor written.
+pub fn read(path: &Path, place: Place<'_>) -> Result<Read, String> {
+    let fail = |e: safe_file::SafeFileError| e.to_string();
+    if let Place::Project(repo) = place {
+        safe_file::confine(repo, path).map_err(fail)?;
+    }
+    let real = safe_file::resolve(path).map_err(fail)?;
+    if let Place::Project(repo) = place {
+        safe_file::confine(repo, &real).map_err(fail)?;
+    }
+    let current = safe_file::read(&real).map_err(fail)?;
+    Ok(Read {
+        named: path.to_path_buf(),
+        real,
+        current,
+    })
 }
 
-/// Writes `content` to `path` unless it is already that.
-pub fn write_file(path: &Path, content: &str, dry_run: bool) -> Result<Step, String> {
-    let old = std::fs::read_to_string(path).ok();
-    if old.as_deref() == Some(content) {
-        return Ok(Step::new(path, Outcome::Unchanged));
+/// A JSON settings file: the file and its document, `{}` when absent or
+/// blank; one that is not JSON is an error and left as it is.
+pub fn read_json(path: &Path, place: Place<'_>) -> Result<(Read, Value), String> {
+    let read = read(path, place)?;
+    let text = read.text()?;
+    let doc = if text.trim().is_empty() {
+        json!({})
+    } else {
+        serde_json::from_str(text)
+            .map_err(|e| format!("{}: not JSON ({e}); left as it is", path.display()))?
+    };
+    Ok((read, doc))
+}
+
+/// A JSON document as memd writes it.
+pub fn json_text(doc: &Value) -> Result<String, String> {
+    Ok(serde_json::to_string_pretty(doc).map_err(|e| e.to_string())? + "\n")
+}
+
+/// Whether `bytes` read back as JSON.
+pub fn is_json(bytes: &[u8]) -> Result<(), String> {
+    serde_json::from_slice::<Value>(bytes)
+        .map(drop)
+        .map_err(|e| format!("not JSON: {e}"))
+}
+
+/// Whether `bytes` read back as TOML.
+pub fn is_toml(bytes: &[u8]) -> Result<(), String> {
+    let text = std::str::from_utf8(bytes).map_err(|e| e.to_string())?;
+    text.parse::<toml::Table>()
+        .map(drop)
+        .map_err(|e| format!("not TOML: {e}"))
+}
+
+/// What the install will do with one file or command, decided before
+/// anything is written.
+pub enum Plan {
+    /// Nothing to write: the step as it is.
+    Done(Step),
+    /// A file to write.
+    Write(Write),
+}
+
+/// A file to be written with `content`, if it is still what was read.
+pub struct Write {
+    pub read: Read,
+    pub content: String,
+    /// The mode of the file where there was none.
+    pub new_mode: u32,
+    /// What the content must read back as.
+    pub check: fn(&[u8]) -> Result<(), String>,
+    /// Said beside the step (part of it left to the user).
+    pub detail: Option<String>,
+}
+
+/// `content` for the file `read`, unless it holds that already.
+pub fn plan(
+    read: Read,
+    content: String,
+    new_mode: u32,
+    check: fn(&[u8]) -> Result<(), String>,
+) -> Plan {
+    if read.current.as_ref().map(|c| c.bytes.as_slice()) == Some(content.as_bytes()) {
+        return Plan::Done(Step::new(&read.named, Outcome::Unchanged));
     }
+    Plan::Write(Write {
+        read,
+        content,
+        new_mode,
+        check,
+        detail: None,
+    })
+}
+
+/// A file the install owns whole (a service unit): `content`, where the
+/// user's configuration is.
+pub fn plan_file(path: &Path, content: &str, new_mode: u32) -> Result<Plan, String> {
+    let read = read(path, Place::User)?;
+    read.text()?;
+    Ok(plan(read, content.to_string(), new_mode, |_| Ok(())))
+}
+
+/// Carries out one planned write (with `dry_run`, says what it would
+/// write): the directories made where missing (private in the user's
+/// configuration), the old file backed up, the new one in its place.
+pub fn apply(write: Write, dry_run: bool) -> Result<Step, String> {
+    let Write {
+        read,
+        content,
+        new_mode,
+        check,
+        detail,
+    } = write;
     if dry_run {
         return Ok(Step {
-            content: Some(content.to_string()),
-            ..Step::new(path, Outcome::WouldWrite)
+            content: Some(content),
+            detail,
+            ..Step::new(&read.named, Outcome::WouldWrite)
         });
     }
-    if let Some(parent) = path.parent() {
-        std::fs::create_dir_all(parent).map_err(|e| format!("{}: {e}", parent.display()))?;
+    if let Some(dir) = read.real.parent() {
+        if !dir.as_os_str().is_empty() && std::fs::symlink_metadata(dir).is_err() {
+            let mode = if new_mode & 0o044 == 0 { 0o700 } else { 0o755 };
+            safe_file::own_dir(dir, mode, false).map_err(|e| e.to_string())?;
+        }
     }
-    let mut step = Step::new(path, Outcome::Written);
-    if old.is_some() {
-        step.backup = Some(back_up(path)?);
-    }
-    let tmp = path.with_extension("memd-tmp");
-    std::fs::write(&tmp, content).map_err(|e| format!("{}: {e}", tmp.display()))?;
-    std::fs::rename(&tmp, path).map_err(|e| format!("{}: {e}", path.display()))?;
-    Ok(step)
+    let backup = read
+        .current
+        .as_ref()
+        .map(|current| safe_file::back_up(&read.real, current))
+        .transpose()
+        .map_err(|e| e.to_string())?;
+    let how = Replace {
+        new_mode,
+        check: Some(&check),
+    };
+    safe_file::replace(&read.real, read.current.as_ref(), content.as_bytes(), &how).map_err(
+        |e| match e {
+            safe_file::SafeFileError::Changed { .. } => {
+                format!("{e}: it changed after memd read it; run the install again")
+            }
+            e => e.to_string(),
+        },
+    )?;
+    Ok(Step {
+        backup,
+        detail,
+        ..Step::new(&read.named, Outcome::Written)
+    })
 }
 
-/// Copies `path` beside itself, under a name no earlier backup has (two
-/// writes within a second keep both originals).
-fn back_up(path: &Path) -> Result<PathBuf, String> {
-    let stamp = now_stamp();
-    let mut backup = PathBuf::from(format!("{}.memd-backup-{stamp}", path.display()));
-    let mut n = 1;
-    while backup.symlink_metadata().is_ok() {
-        n += 1;
-        backup = PathBuf::from(format!("{}.memd-backup-{stamp}-{n}", path.display()));
-    }
-    std::fs::copy(path, &backup).map_err(|e| format!("backing up {}: {e}", path.display()))?;
-    Ok(backup)
-}
-
-fn now_stamp() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs())
-}
+/// The mode of a new file of the user's own configuration: private, since
+/// agents keep tokens beside their settings.
+pub const PRIVATE: u32 = 0o600;
+/// The mode of a new file in a repository, or a service unit.
+pub const SHARED: u32 = 0o644;

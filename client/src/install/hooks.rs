@@ -7,7 +7,7 @@ use std::path::Path;
 
 use serde_json::{json, Map, Value};
 
-use super::files::{read_json, write_json};
+use super::files::{self, json_text, read_json, Place, Plan};
 use super::{Options, Outcome, Step};
 
 /// The timeout (seconds) the harness allows a hook.
@@ -148,18 +148,29 @@ pub fn merge_hooks(doc: &mut Value, options: &Options, harness: &str) -> Result<
     Ok(changed)
 }
 
-/// Merges the hooks into one JSON settings file.
-pub fn install_hooks(path: &Path, options: &Options, harness: &str) -> Result<Step, String> {
-    let mut doc = read_json(path)?;
-    let mut changed = merge_hooks(&mut doc, options, harness)?;
+/// Merges the hooks into one JSON settings file: the user's, or the
+/// project's (in `repo`).
+pub fn install_hooks(
+    path: &Path,
+    options: &Options,
+    harness: &str,
+    place: Place<'_>,
+) -> Result<Plan, String> {
+    let (read, mut doc) = read_json(path, place)?;
+    let named = |e: String| format!("{}: {e}; left as it is", path.display());
+    let mut changed = merge_hooks(&mut doc, options, harness).map_err(named)?;
     // The user's Claude Code settings also let memd's MCP tools run.
     if harness == "claude" && options.project.is_none() {
-        changed |= super::mcp_servers::allow_in_claude(&mut doc)?;
+        changed |= super::mcp_servers::allow_in_claude(&mut doc).map_err(named)?;
     }
     if !changed {
-        return Ok(Step::new(path, Outcome::AlreadyThere));
+        return Ok(Plan::Done(Step::new(path, Outcome::AlreadyThere)));
     }
-    write_json(path, &doc, options.dry_run)
+    let mode = match place {
+        Place::User => files::PRIVATE,
+        Place::Project(_) => files::SHARED,
+    };
+    Ok(files::plan(read, json_text(&doc)?, mode, files::is_json))
 }
 
 #[cfg(test)]

@@ -17,8 +17,7 @@ use std::path::Path;
 
 use serde_json::{json, Map, Value};
 
-use super::codex_config::{header, key_value, Edit};
-use super::files::{read_json, write_json};
+use super::files::{self, json_text, read_json, Place, Plan};
 use super::{Options, Outcome, Step};
 
 /// The name memd's server is registered under.
@@ -98,11 +97,11 @@ pub fn in_codex(text: &str) -> Result<Option<Server>, String> {
 
 /// Registers the server in Claude Code's `~/.claude.json`, keeping every
 /// other key (and an `env` the user gave memd's entry).
-pub fn register_claude(path: &Path, options: &Options) -> Result<Step, String> {
+pub fn register_claude(path: &Path, options: &Options) -> Result<Plan, String> {
     let server = Server::for_install(options);
-    let mut doc = read_json(path)?;
+    let (read, mut doc) = read_json(path, Place::User)?;
     if in_claude(&doc).as_ref() == Some(&server) {
-        return Ok(Step::new(path, Outcome::Registered));
+        return Ok(Plan::Done(Step::new(path, Outcome::Registered)));
     }
     let root = doc
         .as_object_mut()
@@ -121,7 +120,12 @@ pub fn register_claude(path: &Path, options: &Options) -> Result<Step, String> {
         NAME.to_string(),
         json!({"type": "stdio", "command": server.command, "args": server.args, "env": env}),
     );
-    write_json(path, &doc, options.dry_run)
+    Ok(files::plan(
+        read,
+        json_text(&doc)?,
+        files::PRIVATE,
+        files::is_json,
+    ))
 }
 
 /// Lets Claude Code run memd's [`APPROVED`] tools without asking: each
@@ -152,169 +156,9 @@ pub fn allow_in_claude(doc: &mut Value) -> Result<bool, String> {
     Ok(changed)
 }
 
-/// `text` as a TOML basic string.
-fn toml_string(text: &str) -> String {
-    let mut out = String::from("\"");
-    for c in text.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            c if c.is_control() => out.push_str(&format!("\\u{:04X}", c as u32)),
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
-}
-
-fn command_line(server: &Server) -> String {
-    format!("command = {}", toml_string(&server.command))
-}
-
-fn args_line(server: &Server) -> String {
-    let args: Vec<String> = server.args.iter().map(|a| toml_string(a)).collect();
-    format!("args = [{}]", args.join(", "))
-}
-
-/// Replaces the `key = ...` line of the table whose header is at `at`, or
-/// adds one under the header.
-fn set_in_table(lines: &mut Vec<String>, at: usize, key: &str, line: String) {
-    let end = lines[at + 1..]
-        .iter()
-        .position(|l| header(l).is_some())
-        .map_or(lines.len(), |i| at + 1 + i);
-    match (at + 1..end).find(|&i| key_value(&lines[i]).is_some_and(|(k, _)| k == key)) {
-        Some(i) => lines[i] = line,
-        None => lines.insert(at + 1, line),
-    }
-}
-
-/// Registers `server` in `text`, Codex's `config.toml` (empty if none).
-pub fn codex_edit(text: &str, server: &Server) -> Edit {
-    let refuse = |why: String| {
-        Edit::Refused(format!(
-            "{why}: write `[mcp_servers.{NAME}]` with `{}` and `{}` yourself",
-            command_line(server),
-            args_line(server)
-        ))
-    };
-    let current = match in_codex(text) {
-        Ok(current) => current,
-        Err(err) => return refuse(format!("not valid TOML ({err})")),
-    };
-    if current.as_ref() == Some(server) {
-        return Edit::Unchanged;
-    }
-    let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
-    let table = format!("mcp_servers.{NAME}");
-    match lines
-        .iter()
-        .position(|l| header(l).as_deref() == Some(&table))
-    {
-        None if current.is_some() => {
-            return refuse("memd's server is written there in a form memd does not edit".into())
-        }
-        None => {
-            if lines.last().is_some_and(|l| !l.trim().is_empty()) {
-                lines.push(String::new());
-            }
-            lines.push(format!("[{table}]"));
-            lines.push(command_line(server));
-            lines.push(args_line(server));
-            lines.push(format!(
-                "# memd's tools run without asking, except `{ASKS}`, which writes into the repository."
-            ));
-            lines.push("default_tools_approval_mode = \"approve\"".into());
-            lines.push(String::new());
-            lines.push(format!("[{table}.tools.{ASKS}]"));
-            lines.push("approval_mode = \"prompt\"".into());
-        }
-        Some(at) => {
-            set_in_table(&mut lines, at, "args", args_line(server));
-            set_in_table(&mut lines, at, "command", command_line(server));
-        }
-    }
-    let new = lines.join("\n") + "\n";
-    match in_codex(&new) {
-        Ok(Some(read)) if read == *server => Edit::Changed(new),
-        _ => refuse(format!(
-            "the `[{table}]` table is written in a form memd does not edit"
-        )),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// What a new table says of approvals, after its command and args.
-    const APPROVALS: &str = "# memd's tools run without asking, except `remember`, which writes into the repository.\ndefault_tools_approval_mode = \"approve\"\n\n[mcp_servers.memd.tools.remember]\napproval_mode = \"prompt\"\n";
-
-    fn server(socket: Option<&str>) -> Server {
-        let mut args = vec!["mcp".to_string()];
-        if let Some(s) = socket {
-            args.extend(["--socket".to_string(), s.to_string()]);
-        }
-        Server {
-            command: "/opt/memd bin/memctl".into(),
-            args,
-        }
-    }
-
-    #[test]
-    fn the_table_is_appended_and_nothing_else_moves() {
-        let text = "model = \"o3\" # mine\n\n[mcp_servers.docs]\ncommand = \"docs\"\n";
-        let Edit::Changed(new) = codex_edit(text, &server(None)) else {
-            panic!()
-        };
-        assert_eq!(
-            new,
-            format!("model = \"o3\" # mine\n\n[mcp_servers.docs]\ncommand = \"docs\"\n\n[mcp_servers.memd]\ncommand = \"/opt/memd bin/memctl\"\nargs = [\"mcp\"]\n{APPROVALS}")
-        );
-        assert_eq!(codex_edit(&new, &server(None)), Edit::Unchanged);
-        assert_eq!(in_codex(&new).unwrap(), Some(server(None)));
-        assert_eq!(
-            codex_edit("", &server(None)),
-            Edit::Changed(format!(
-                "[mcp_servers.memd]\ncommand = \"/opt/memd bin/memctl\"\nargs = [\"mcp\"]\n{APPROVALS}"
-            ))
-        );
-    }
-
-    #[test]
-    fn an_older_registration_is_brought_in_line_in_place() {
-        let text = "[mcp_servers.memd] # ours\ncommand = \"/old/memctl\"\nargs = [\"mcp\"]\nstartup_timeout_sec = 20\n\n[features]\nhooks = true\n";
-        let socket = "/run/user/1000/my \"memd\".sock";
-        let Edit::Changed(new) = codex_edit(text, &server(Some(socket))) else {
-            panic!()
-        };
-        assert_eq!(
-            new,
-            "[mcp_servers.memd] # ours\ncommand = \"/opt/memd bin/memctl\"\nargs = [\"mcp\", \"--socket\", \"/run/user/1000/my \\\"memd\\\".sock\"]\nstartup_timeout_sec = 20\n\n[features]\nhooks = true\n"
-        );
-        assert_eq!(in_codex(&new).unwrap().unwrap().socket(), Path::new(socket));
-        // No args line: added under the header.
-        let Edit::Changed(new) =
-            codex_edit("[mcp_servers.memd]\ncommand = \"/old\"\n", &server(None))
-        else {
-            panic!()
-        };
-        assert_eq!(in_codex(&new).unwrap(), Some(server(None)));
-    }
-
-    #[test]
-    fn forms_a_line_edit_cannot_change_are_left_with_what_to_write() {
-        for text in [
-            "mcp_servers = { memd = { command = \"/old\" } }\n",
-            "[mcp_servers.memd]\ncommand = \"/old\"\nargs = [\n  \"mcp\",\n  \"--x\",\n]\n",
-            "not = [toml\n",
-        ] {
-            let Edit::Refused(why) = codex_edit(text, &server(None)) else {
-                panic!("{text}")
-            };
-            assert!(why.contains("command = \"/opt/memd bin/memctl\""), "{why}");
-        }
-    }
 
     #[test]
     fn claude_may_run_the_tools_that_do_not_write_into_the_repository() {

@@ -9,7 +9,8 @@
 //! - [`codex_config`]: Codex's hooks feature on in its `config.toml`.
 //! - [`mcp_servers`]: `memctl mcp` registered with Claude Code and Codex.
 //! - [`service`]: systemd units or the LaunchAgent.
-//! - [`files`]: backed-up, atomic writes.
+//! - [`files`]: each file read and decided first, then written through
+//!   memd's safe write path (`memd::safe_file`), backed up.
 
 mod codex_config;
 mod files;
@@ -21,6 +22,8 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 
 use serde_json::{json, Value};
+
+use files::{Place, Plan};
 
 /// What to install.
 pub struct Options {
@@ -253,35 +256,74 @@ pub fn next_steps(
     next
 }
 
-/// Runs the whole install; returns its steps in order.
+/// Runs the whole install; returns its steps in order. Every file is read
+/// and decided first: when one cannot be (unreadable, not JSON or TOML, a
+/// link memd does not follow), nothing at all is written.
 pub fn install(options: &Options) -> Result<Vec<Step>, String> {
-    let mut done = Vec::new();
-    let claude = match &options.project {
-        Some(repo) => repo.join(".claude/settings.json"),
-        None => options.home.join(".claude/settings.json"),
-    };
-    done.push(hooks::install_hooks(&claude, options, "claude")?);
-    if options.project.is_none() {
-        done.push(hooks::install_hooks(
-            &options.home.join(".codex/hooks.json"),
+    let mut plans = Vec::new();
+    match &options.project {
+        Some(repo) => plans.push(hooks::install_hooks(
+            &repo.join(".claude/settings.json"),
             options,
-            "codex",
-        )?);
-        done.push(codex_config::configure_codex(
-            &options.home.join(".codex/config.toml"),
-            options.codex_key,
-            &mcp_servers::Server::for_install(options),
-            options.dry_run,
-        )?);
-        done.push(mcp_servers::register_claude(
-            &options.home.join(".claude.json"),
-            options,
-        )?);
+            "claude",
+            Place::Project(repo),
+        )?),
+        None => {
+            let home = &options.home;
+            plans.push(hooks::install_hooks(
+                &home.join(".claude/settings.json"),
+                options,
+                "claude",
+                Place::User,
+            )?);
+            plans.push(hooks::install_hooks(
+                &home.join(".codex/hooks.json"),
+                options,
+                "codex",
+                Place::User,
+            )?);
+            plans.push(codex_config::configure_codex(
+                &home.join(".codex/config.toml"),
+                options.codex_key,
+                &mcp_servers::Server::for_install(options),
+            )?);
+            plans.push(mcp_servers::register_claude(
+                &home.join(".claude.json"),
+                options,
+            )?);
+        }
     }
     if options.service {
-        done.extend(service::install_service(options)?);
+        plans.extend(service::plan_units(options)?);
+    }
+    let mut done = Vec::new();
+    for plan in plans {
+        match plan {
+            Plan::Done(step) => done.push(step),
+            Plan::Write(write) => match files::apply(write, options.dry_run) {
+                Ok(step) => done.push(step),
+                Err(err) => return Err(written_before(err, &done)),
+            },
+        }
+    }
+    if options.service && !options.dry_run {
+        done.extend(service::start(options, &done));
     }
     Ok(done)
+}
+
+/// A write that failed part way, with what was written before it (each
+/// with its backup), so the user knows where things stand.
+fn written_before(err: String, done: &[Step]) -> String {
+    let written: Vec<String> = done
+        .iter()
+        .filter(|s| s.outcome == Outcome::Written)
+        .map(Step::to_string)
+        .collect();
+    match written.is_empty() {
+        true => format!("{err}; nothing was written"),
+        false => format!("{err}; written before it: {}", written.join("; ")),
+    }
 }
 
 #[cfg(test)]

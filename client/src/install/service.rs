@@ -1,41 +1,62 @@
 //! The service unit for the platform: systemd user units (socket
 //! activation) on Linux, a LaunchAgent (launchd socket activation) on
-//! macOS. Files are written like any other; the service manager is then
-//! told, and a command that fails is reported, not fatal.
+//! macOS. Files are planned and written like any other; the service
+//! manager is then told, and a command that fails is reported, not fatal.
 
 use std::path::Path;
 use std::process::Command;
 
-use super::files::write_file;
+use super::files::{plan_file, Plan, SHARED};
 use super::{Options, Outcome, Step};
 
-/// Installs and enables the unit for this platform.
-pub fn install_service(options: &Options) -> Result<Vec<Step>, String> {
+/// The unit files for this platform, planned.
+pub fn plan_units(options: &Options) -> Result<Vec<Plan>, String> {
     if cfg!(target_os = "macos") {
-        return install_launch_agent(options);
+        let plist = launch_agent(&options.memd, &options.socket, &log(options));
+        return Ok(vec![plan_file(&plist_path(options), &plist, SHARED)?]);
     }
-    let mut done = Vec::new();
     let dir = options.home.join(".config/systemd/user");
     let service = include_str!("../../../systemd/memd.service")
         .replace("%h/.cargo/bin/memd", &options.memd.display().to_string());
-    done.push(write_file(
-        &dir.join("memd.socket"),
-        include_str!("../../../systemd/memd.socket"),
-        options.dry_run,
-    )?);
-    done.push(write_file(
-        &dir.join("memd.service"),
-        &service,
-        options.dry_run,
-    )?);
-    if !options.dry_run {
-        done.push(run("systemctl", &["--user", "daemon-reload"]));
-        done.push(run(
-            "systemctl",
-            &["--user", "enable", "--now", "memd.socket"],
-        ));
+    Ok(vec![
+        plan_file(
+            &dir.join("memd.socket"),
+            include_str!("../../../systemd/memd.socket"),
+            SHARED,
+        )?,
+        plan_file(&dir.join("memd.service"), &service, SHARED)?,
+    ])
+}
+
+/// Tells the service manager, once the units are written: systemd always
+/// (enabling is idempotent), launchd when the LaunchAgent changed.
+pub fn start(options: &Options, done: &[Step]) -> Vec<Step> {
+    if cfg!(target_os = "macos") {
+        let path = plist_path(options);
+        let target = path.display().to_string();
+        let changed = done
+            .iter()
+            .any(|s| s.target == target && s.outcome == Outcome::Written);
+        if !changed {
+            return Vec::new();
+        }
+        // An older version may be loaded: unload it first (failing is fine
+        // when none is).
+        let _ = Command::new("launchctl").args(["unload", &target]).output();
+        return vec![run("launchctl", &["load", "-w", &target])];
     }
-    Ok(done)
+    vec![
+        run("systemctl", &["--user", "daemon-reload"]),
+        run("systemctl", &["--user", "enable", "--now", "memd.socket"]),
+    ]
+}
+
+fn plist_path(options: &Options) -> std::path::PathBuf {
+    options.home.join("Library/LaunchAgents/dev.memd.plist")
+}
+
+fn log(options: &Options) -> std::path::PathBuf {
+    options.home.join("Library/Logs/memd.log")
 }
 
 /// The LaunchAgent template and the values in it that are replaced by the
@@ -73,23 +94,6 @@ fn xml_escape(text: &str) -> String {
         }
     }
     out
-}
-
-/// Writes the LaunchAgent and (re)loads it when it changed.
-fn install_launch_agent(options: &Options) -> Result<Vec<Step>, String> {
-    let path = options.home.join("Library/LaunchAgents/dev.memd.plist");
-    let log = options.home.join("Library/Logs/memd.log");
-    let plist = launch_agent(&options.memd, &options.socket, &log);
-    let changed = std::fs::read_to_string(&path).ok().as_deref() != Some(plist.as_str());
-    let mut done = vec![write_file(&path, &plist, options.dry_run)?];
-    if changed && !options.dry_run {
-        let path = path.display().to_string();
-        // An older version may be loaded: unload it first (failing is fine
-        // when none is).
-        let _ = Command::new("launchctl").args(["unload", &path]).output();
-        done.push(run("launchctl", &["load", "-w", &path]));
-    }
-    Ok(done)
 }
 
 /// Runs a service-manager command, reporting rather than failing: the

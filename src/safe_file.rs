@@ -1,0 +1,683 @@
+//! The one way memd changes a user's file: `memctl install` (settings of
+//! every agent), `memctl add` and the MCP `remember` (knowledge files), and
+//! the store's database all go through here.
+//!
+//! - [`read`]: a file as it is now, opened without following a link and
+//!   without blocking, checked on the open descriptor (a regular file of
+//!   this user's), with the identity a later write compares against.
+//! - [`replace`]: a compare-and-swap of the whole file. Under an advisory
+//!   lock on the file's directory (every memd writer takes it), the file is
+//!   read again and must still be what the caller decided from; the new
+//!   bytes go to a temporary file created exclusively (`O_CREAT | O_EXCL |
+//!   O_NOFOLLOW`, a random name, in the same directory) with the old file's
+//!   mode (and group, where it can be kept), are fsynced and read back
+//!   (bytes, then the caller's check), the file is checked once more for a
+//!   change made meanwhile by a writer that does not lock, renamed over,
+//!   and the directory fsynced. A change found at any point is
+//!   [`SafeFileError::Changed`]: the caller decides again from the new
+//!   content.
+//! - [`back_up`]: a copy beside the file, under a name no earlier backup
+//!   has, with the file's mode.
+//! - [`resolve`]: a path whose last component may be a link the user made
+//!   (a settings file kept in a dotfiles repository): the file it leads to,
+//!   when that is a regular file of this user's.
+//! - [`confine`]: a path under a directory that must not lead out of it
+//!   through any link on the way (a cloned repository's `.claude`).
+//! - [`own_dir`]: a directory of this user's, created private when absent.
+//!
+//! A file that cannot be read, is not a regular file, belongs to another
+//! user, is read-only or is a link is never written: the error names it and
+//! says why.
+
+use std::fs::File;
+use std::io::{Read, Seek, Write};
+use std::os::fd::AsRawFd;
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+/// How long a writer waits for another memd writer in the same directory.
+pub const LOCK_WAIT: Duration = Duration::from_secs(10);
+
+/// The mode of a file memd creates where no file was.
+pub const NEW_FILE_MODE: u32 = 0o644;
+
+/// Why a file was not read or not written. Every variant names the file.
+#[derive(Debug, thiserror::Error)]
+pub enum SafeFileError {
+    #[error("{}: {what}: {source}", path.display())]
+    Io {
+        what: &'static str,
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{}: a symbolic link; memd does not write through it (edit the file it leads to, or replace the link with a file)", path.display())]
+    Link { path: PathBuf },
+    #[error("{}: not a regular file (a {kind}); left as it is", path.display())]
+    NotRegular { path: PathBuf, kind: &'static str },
+    #[error("{}: belongs to another user (uid {uid}); left as it is", path.display())]
+    OtherOwner { path: PathBuf, uid: u32 },
+    #[error("{}: read-only (mode {mode:03o}); memd respects that and leaves it as it is (make it writable to let memd change it)", path.display())]
+    ReadOnly { path: PathBuf, mode: u32 },
+    #[error("{}: leads out of {} through a link ({}); refused", path.display(), root.display(), through.display())]
+    OutsideRoot {
+        path: PathBuf,
+        root: PathBuf,
+        through: PathBuf,
+    },
+    #[error("{}: another memd writer held the directory for {}s; nothing written", path.display(), LOCK_WAIT.as_secs())]
+    Locked { path: PathBuf },
+    #[error("{}: changed while memd was writing it; nothing written", path.display())]
+    Changed { path: PathBuf },
+    #[error("{}: what would be written does not read back ({why}); nothing written", path.display())]
+    Unreadable { path: PathBuf, why: String },
+}
+
+impl SafeFileError {
+    fn io(what: &'static str, path: &Path) -> impl FnOnce(std::io::Error) -> SafeFileError {
+        let path = path.to_path_buf();
+        move |source| SafeFileError::Io { what, path, source }
+    }
+}
+
+/// This process's effective uid.
+pub fn own_uid() -> u32 {
+    // SAFETY: geteuid takes nothing and cannot fail.
+    unsafe { libc::geteuid() }
+}
+
+/// Which file a [`Current`] was read from, to tell whether it changed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Identity {
+    dev: u64,
+    ino: u64,
+    size: u64,
+    mtime_ns: i128,
+    ctime_ns: i128,
+}
+
+impl Identity {
+    fn of(meta: &std::fs::Metadata) -> Identity {
+        Identity {
+            dev: meta.dev(),
+            ino: meta.ino(),
+            size: meta.len(),
+            mtime_ns: i128::from(meta.mtime()) * 1_000_000_000 + i128::from(meta.mtime_nsec()),
+            ctime_ns: i128::from(meta.ctime()) * 1_000_000_000 + i128::from(meta.ctime_nsec()),
+        }
+    }
+}
+
+/// A file as memd read it.
+#[derive(Debug, Clone)]
+pub struct Current {
+    pub bytes: Vec<u8>,
+    /// Permission bits (and setgid / sticky), kept by a replacement.
+    pub mode: u32,
+    pub uid: u32,
+    pub gid: u32,
+    identity: Identity,
+}
+
+/// The name of a file type that is not a regular file, for messages.
+pub fn type_name(meta: &std::fs::Metadata) -> &'static str {
+    use std::os::unix::fs::FileTypeExt;
+    let t = meta.file_type();
+    if t.is_dir() {
+        "directory"
+    } else if t.is_symlink() {
+        "symbolic link"
+    } else if t.is_fifo() {
+        "FIFO"
+    } else if t.is_socket() {
+        "socket"
+    } else if t.is_char_device() {
+        "character device"
+    } else if t.is_block_device() {
+        "block device"
+    } else {
+        "special file"
+    }
+}
+
+/// Opens `path` for reading without following a link at its end and
+/// without blocking (a FIFO would hang the reader); `None` when absent.
+fn open_no_follow(path: &Path) -> Result<Option<File>, SafeFileError> {
+    let opened = File::options()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_NOCTTY | libc::O_CLOEXEC)
+        .open(path);
+    match opened {
+        Ok(file) => Ok(Some(file)),
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(err) if err.raw_os_error() == Some(libc::ELOOP) => Err(SafeFileError::Link {
+            path: path.to_path_buf(),
+        }),
+        // O_NOFOLLOW on a link to a FIFO or a directory can say other things;
+        // what lies at the path is named from its own metadata.
+        Err(err) => match std::fs::symlink_metadata(path) {
+            Ok(meta) if meta.file_type().is_symlink() => Err(SafeFileError::Link {
+                path: path.to_path_buf(),
+            }),
+            _ => Err(SafeFileError::io("cannot be read", path)(err)),
+        },
+    }
+}
+
+/// Reads `path` as it is now: `None` when there is no file, an error
+/// naming it when it is a link, not a regular file, another user's, or
+/// cannot be read.
+pub fn read(path: &Path) -> Result<Option<Current>, SafeFileError> {
+    let Some(mut file) = open_no_follow(path)? else {
+        return Ok(None);
+    };
+    let meta = file
+        .metadata()
+        .map_err(SafeFileError::io("cannot be read", path))?;
+    if !meta.is_file() {
+        return Err(SafeFileError::NotRegular {
+            path: path.to_path_buf(),
+            kind: type_name(&meta),
+        });
+    }
+    if meta.uid() != own_uid() {
+        return Err(SafeFileError::OtherOwner {
+            path: path.to_path_buf(),
+            uid: meta.uid(),
+        });
+    }
+    let mut bytes = Vec::with_capacity(meta.len() as usize);
+    file.read_to_end(&mut bytes)
+        .map_err(SafeFileError::io("cannot be read", path))?;
+    // The identity of what was read: a writer that does not lock may have
+    // appended while we read, and the size says so.
+    let meta = file
+        .metadata()
+        .map_err(SafeFileError::io("cannot be read", path))?;
+    if meta.len() != bytes.len() as u64 {
+        return Err(SafeFileError::Changed {
+            path: path.to_path_buf(),
+        });
+    }
+    Ok(Some(Current {
+        bytes,
+        mode: meta.mode() & 0o7777,
+        uid: meta.uid(),
+        gid: meta.gid(),
+        identity: Identity::of(&meta),
+    }))
+}
+
+/// A check of the bytes read back: `Err` says why they do not read.
+pub type Check = dyn Fn(&[u8]) -> Result<(), String>;
+
+/// What a replacement asks for besides the new bytes.
+pub struct Replace<'a> {
+    /// The mode of a file created where there was none.
+    pub new_mode: u32,
+    /// Run on the bytes read back from the temporary file before it takes
+    /// the file's place: the caller's parser, so that nothing is written
+    /// that does not read back as it should.
+    pub check: Option<&'a Check>,
+}
+
+impl Default for Replace<'_> {
+    fn default() -> Self {
+        Replace {
+            new_mode: NEW_FILE_MODE,
+            check: None,
+        }
+    }
+}
+
+/// The directory of `path`, for the lock, the temporary file and fsync.
+fn dir_of(path: &Path) -> &Path {
+    match path.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => dir,
+        _ => Path::new("."),
+    }
+}
+
+/// An exclusive advisory lock on a directory, released when dropped.
+struct DirLock(File);
+
+impl DirLock {
+    fn take(dir: &Path, path: &Path) -> Result<DirLock, SafeFileError> {
+        let file = File::options()
+            .read(true)
+            .custom_flags(libc::O_DIRECTORY | libc::O_CLOEXEC)
+            .open(dir)
+            .map_err(SafeFileError::io("cannot open its directory", path))?;
+        let start = Instant::now();
+        loop {
+            // SAFETY: flock on a descriptor we own.
+            if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0 {
+                return Ok(DirLock(file));
+            }
+            let err = std::io::Error::last_os_error();
+            if err.raw_os_error() != Some(libc::EWOULDBLOCK)
+                && err.kind() != std::io::ErrorKind::Interrupted
+            {
+                return Err(SafeFileError::io("cannot lock its directory", path)(err));
+            }
+            if start.elapsed() >= LOCK_WAIT {
+                return Err(SafeFileError::Locked {
+                    path: path.to_path_buf(),
+                });
+            }
+            std::thread::sleep(Duration::from_millis(2));
+        }
+    }
+
+    fn sync(&self) -> std::io::Result<()> {
+        self.0.sync_all()
+    }
+}
+
+/// A random suffix for a temporary name: nobody can guess it in advance to
+/// plant something there (and `O_EXCL` refuses whatever is there anyway).
+fn random_suffix() -> String {
+    use std::hash::{BuildHasher, Hasher};
+    let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
+    hasher.write_u128(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos()),
+    );
+    hasher.write_u32(std::process::id());
+    format!("{:016x}", hasher.finish())
+}
+
+/// Creates a new file beside `path` that nobody else can have opened: a
+/// random name, `O_CREAT | O_EXCL | O_NOFOLLOW`, `mode` (and `gid` where it
+/// can be kept; where not, the group loses its access rather than another
+/// group gaining it).
+fn create_exclusive(
+    path: &Path,
+    tag: &str,
+    mode: u32,
+    gid: Option<u32>,
+) -> Result<(PathBuf, File), SafeFileError> {
+    let dir = dir_of(path);
+    let name = path
+        .file_name()
+        .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
+    let mut last = None;
+    for _ in 0..8 {
+        let temp = dir.join(format!(".{name}.{}.{tag}", random_suffix()));
+        let opened = File::options()
+            .write(true)
+            .read(true)
+            .create_new(true)
+            .mode(0o600)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+            .open(&temp);
+        match opened {
+            Ok(file) => {
+                let mut mode = mode & 0o7777;
+                if let Some(gid) = gid {
+                    // SAFETY: fchown on a descriptor we own; -1 keeps the owner.
+                    let kept = unsafe { libc::fchown(file.as_raw_fd(), u32::MAX, gid) } == 0;
+                    if !kept {
+                        mode &= !0o070;
+                    }
+                }
+                let set = file.set_permissions(std::fs::Permissions::from_mode(mode));
+                if let Err(err) = set {
+                    drop(file);
+                    let _ = std::fs::remove_file(&temp);
+                    return Err(SafeFileError::io(
+                        "cannot set the mode of a new file for",
+                        path,
+                    )(err));
+                }
+                return Ok((temp, file));
+            }
+            Err(err) if err.kind() == std::io::ErrorKind::AlreadyExists => last = Some(err),
+            Err(err) => return Err(SafeFileError::io("cannot create a file beside", path)(err)),
+        }
+    }
+    Err(SafeFileError::io("cannot create a file beside", path)(
+        last.unwrap_or_else(|| std::io::Error::other("no free name")),
+    ))
+}
+
+/// A temporary file removed unless it was renamed into place.
+struct Temp {
+    path: PathBuf,
+    file: File,
+    placed: bool,
+}
+
+impl Drop for Temp {
+    fn drop(&mut self) {
+        if !self.placed {
+            let _ = std::fs::remove_file(&self.path);
+        }
+    }
+}
+
+/// Whether what is at `path` now is still `expected` (`None`: no file).
+fn unchanged(path: &Path, expected: Option<&Current>) -> Result<bool, SafeFileError> {
+    let now = match std::fs::symlink_metadata(path) {
+        Ok(meta) => Some(meta),
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => None,
+        Err(err) => return Err(SafeFileError::io("cannot be read", path)(err)),
+    };
+    Ok(match (now, expected) {
+        (None, None) => true,
+        (Some(meta), Some(expected)) => meta.is_file() && Identity::of(&meta) == expected.identity,
+        _ => false,
+    })
+}
+
+/// Replaces the file at `path`, which the caller read as `expected`
+/// (`None`: there was no file), with `new`. Nothing is written, and
+/// [`SafeFileError::Changed`] returned, when the file is no longer what was
+/// read; a read-only file is refused.
+pub fn replace(
+    path: &Path,
+    expected: Option<&Current>,
+    new: &[u8],
+    how: &Replace<'_>,
+) -> Result<(), SafeFileError> {
+    let dir = dir_of(path);
+    let lock = DirLock::take(dir, path)?;
+    // Read again under the lock: another memd writer may have come first.
+    let now = read(path)?;
+    let same = match (&now, expected) {
+        (None, None) => true,
+        (Some(now), Some(expected)) => {
+            now.identity == expected.identity && now.bytes == expected.bytes
+        }
+        _ => false,
+    };
+    if !same {
+        return Err(SafeFileError::Changed {
+            path: path.to_path_buf(),
+        });
+    }
+    let (mode, gid) = match &now {
+        Some(now) => (now.mode, Some(now.gid)),
+        None => (how.new_mode, None),
+    };
+    if now.is_some() && mode & 0o200 == 0 {
+        return Err(SafeFileError::ReadOnly {
+            path: path.to_path_buf(),
+            mode: mode & 0o777,
+        });
+    }
+    let (temp_path, file) = create_exclusive(path, "memd-tmp", mode, gid)?;
+    let mut temp = Temp {
+        path: temp_path,
+        file,
+        placed: false,
+    };
+    let write = |temp: &mut Temp| -> std::io::Result<Vec<u8>> {
+        temp.file.write_all(new)?;
+        temp.file.sync_all()?;
+        temp.file.rewind()?;
+        let mut back = Vec::with_capacity(new.len());
+        temp.file.read_to_end(&mut back)?;
+        Ok(back)
+    };
+    let back = write(&mut temp).map_err(SafeFileError::io("cannot write", path))?;
+    if back != new {
+        return Err(SafeFileError::Unreadable {
+            path: path.to_path_buf(),
+            why: "the bytes read back differ from those written".into(),
+        });
+    }
+    if let Some(check) = how.check {
+        check(&back).map_err(|why| SafeFileError::Unreadable {
+            path: path.to_path_buf(),
+            why,
+        })?;
+    }
+    // Last look before the rename: a writer that does not lock (an editor,
+    // a shell's `>>`) may have changed the file since it was read.
+    if !unchanged(path, now.as_ref())? {
+        return Err(SafeFileError::Changed {
+            path: path.to_path_buf(),
+        });
+    }
+    std::fs::rename(&temp.path, path).map_err(SafeFileError::io("cannot replace", path))?;
+    temp.placed = true;
+    lock.sync()
+        .map_err(SafeFileError::io("cannot sync the directory of", path))?;
+    Ok(())
+}
+
+/// Reads `path`, lets `edit` decide the new content from what is there
+/// (`None`: nothing to change), and replaces it, deciding again from the
+/// new content when the file changed meanwhile (a few times at most).
+/// Returns what was read and what was written, if anything.
+pub fn update<E>(
+    path: &Path,
+    how: &Replace<'_>,
+    mut edit: impl FnMut(Option<&Current>) -> Result<Option<Vec<u8>>, E>,
+) -> Result<Updated, E>
+where
+    E: From<SafeFileError>,
+{
+    const TRIES: usize = 20;
+    let mut tries = 0;
+    loop {
+        tries += 1;
+        let current = read(path)?;
+        let Some(new) = edit(current.as_ref())? else {
+            return Ok(Updated {
+                before: current,
+                written: None,
+            });
+        };
+        match replace(path, current.as_ref(), &new, how) {
+            Ok(()) => {
+                return Ok(Updated {
+                    before: current,
+                    written: Some(new),
+                })
+            }
+            Err(SafeFileError::Changed { .. }) if tries < TRIES => {
+                std::thread::sleep(Duration::from_millis(tries as u64));
+            }
+            Err(err) => return Err(err.into()),
+        }
+    }
+}
+
+/// What [`update`] did.
+#[derive(Debug)]
+pub struct Updated {
+    /// The file as the edit that was applied saw it.
+    pub before: Option<Current>,
+    /// The bytes written, when the edit changed anything.
+    pub written: Option<Vec<u8>>,
+}
+
+/// Copies `current`, the content of `path` as read, beside it under a name
+/// no earlier backup has (`NAME.memd-backup-SECONDS`, then `-2`, `-3`…),
+/// with the file's mode and group; where it went.
+pub fn back_up(path: &Path, current: &Current) -> Result<PathBuf, SafeFileError> {
+    let stamp = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    for n in 1..1000 {
+        let mut name = path.as_os_str().to_owned();
+        name.push(format!(".memd-backup-{stamp}"));
+        if n > 1 {
+            name.push(format!("-{n}"));
+        }
+        let backup = PathBuf::from(name);
+        let opened = File::options()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+            .open(&backup);
+        let mut file = match opened {
+            Ok(file) => file,
+            Err(err) if err.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(err) => return Err(SafeFileError::io("cannot back up", path)(err)),
+        };
+        let written = (|| {
+            // SAFETY: fchown on a descriptor we own; -1 keeps the owner.
+            let kept = unsafe { libc::fchown(file.as_raw_fd(), u32::MAX, current.gid) } == 0;
+            let mode = if kept {
+                current.mode
+            } else {
+                current.mode & !0o070
+            };
+            file.set_permissions(std::fs::Permissions::from_mode(mode & 0o777))?;
+            file.write_all(&current.bytes)?;
+            file.sync_all()
+        })();
+        if let Err(err) = written {
+            let _ = std::fs::remove_file(&backup);
+            return Err(SafeFileError::io("cannot back up", path)(err));
+        }
+        return Ok(backup);
+    }
+    Err(SafeFileError::io("cannot back up", path)(
+        std::io::Error::other("no free backup name"),
+    ))
+}
+
+/// The file `path` stands for: itself, or where a link at its end leads
+/// when that is a regular file of this user's in a directory of this
+/// user's (a settings file kept in a dotfiles repository, linked in by
+/// stow). A link to anything else, or a chain that does not end, is
+/// refused.
+pub fn resolve(path: &Path) -> Result<PathBuf, SafeFileError> {
+    let meta = match std::fs::symlink_metadata(path) {
+        Ok(meta) => meta,
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(path.to_path_buf()),
+        Err(err) => return Err(SafeFileError::io("cannot be read", path)(err)),
+    };
+    if !meta.file_type().is_symlink() {
+        return Ok(path.to_path_buf());
+    }
+    let link = || SafeFileError::Link {
+        path: path.to_path_buf(),
+    };
+    if meta.uid() != own_uid() {
+        return Err(link());
+    }
+    let real = std::fs::canonicalize(path).map_err(|_| link())?;
+    let target = std::fs::symlink_metadata(&real).map_err(|_| link())?;
+    let dir_ours = std::fs::metadata(dir_of(&real)).is_ok_and(|d| d.uid() == own_uid());
+    if target.is_file() && target.uid() == own_uid() && dir_ours {
+        Ok(real)
+    } else {
+        Err(link())
+    }
+}
+
+/// Refuses `path` when it, or any directory on the way to it from `root`,
+/// is a link that leads out of `root` (a cloned repository whose `.claude`
+/// points into the user's home). What does not exist yet is fine: it will
+/// be created under a directory that was checked.
+pub fn confine(root: &Path, path: &Path) -> Result<(), SafeFileError> {
+    let real_root =
+        std::fs::canonicalize(root).map_err(SafeFileError::io("cannot be read", root))?;
+    let Ok(rest) = path.strip_prefix(root) else {
+        return Err(SafeFileError::OutsideRoot {
+            path: path.to_path_buf(),
+            root: root.to_path_buf(),
+            through: path.to_path_buf(),
+        });
+    };
+    let mut at = root.to_path_buf();
+    for part in rest.components() {
+        at.push(part);
+        match std::fs::canonicalize(&at) {
+            Ok(real) if real.starts_with(&real_root) => {}
+            Ok(_) => {
+                return Err(SafeFileError::OutsideRoot {
+                    path: path.to_path_buf(),
+                    root: root.to_path_buf(),
+                    through: at,
+                })
+            }
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => {
+                // A dangling link is refused too: creating through it would
+                // land wherever it points.
+                if std::fs::symlink_metadata(&at).is_ok() {
+                    return Err(SafeFileError::OutsideRoot {
+                        path: path.to_path_buf(),
+                        root: root.to_path_buf(),
+                        through: at,
+                    });
+                }
+                return Ok(());
+            }
+            Err(err) => return Err(SafeFileError::io("cannot be read", &at)(err)),
+        }
+    }
+    Ok(())
+}
+
+/// Makes sure `dir` is a directory of this user's, creating it (and what
+/// is missing above it) with `mode` when absent. A link is refused unless
+/// `may_be_link` (a root the user configured may be one); then where it
+/// leads must be this user's.
+pub fn own_dir(dir: &Path, mode: u32, may_be_link: bool) -> Result<(), SafeFileError> {
+    use std::os::unix::fs::DirBuilderExt;
+    let meta = match std::fs::symlink_metadata(dir) {
+        Ok(meta) => meta,
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => {
+            std::fs::DirBuilder::new()
+                .recursive(true)
+                .mode(mode)
+                .create(dir)
+                .map_err(SafeFileError::io("cannot create", dir))?;
+            std::fs::symlink_metadata(dir).map_err(SafeFileError::io("cannot be read", dir))?
+        }
+        Err(err) => return Err(SafeFileError::io("cannot be read", dir)(err)),
+    };
+    let meta = if meta.file_type().is_symlink() {
+        if !may_be_link {
+            return Err(SafeFileError::Link {
+                path: dir.to_path_buf(),
+            });
+        }
+        std::fs::metadata(dir).map_err(SafeFileError::io("cannot be read", dir))?
+    } else {
+        meta
+    };
+    if !meta.is_dir() {
+        return Err(SafeFileError::NotRegular {
+            path: dir.to_path_buf(),
+            kind: type_name(&meta),
+        });
+    }
+    if meta.uid() != own_uid() {
+        return Err(SafeFileError::OtherOwner {
+            path: dir.to_path_buf(),
+            uid: meta.uid(),
+        });
+    }
+    Ok(())
+}
+
+/// Refuses a path where a file memd opens itself (the store's database)
+/// would not be a regular file of this user's: a link, another type,
+/// another user's. Nothing there is fine.
+pub fn check_own_file(path: &Path) -> Result<(), SafeFileError> {
+    match std::fs::symlink_metadata(path) {
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(err) => Err(SafeFileError::io("cannot be read", path)(err)),
+        Ok(meta) if meta.file_type().is_symlink() => Err(SafeFileError::Link {
+            path: path.to_path_buf(),
+        }),
+        Ok(meta) if !meta.is_file() => Err(SafeFileError::NotRegular {
+            path: path.to_path_buf(),
+            kind: type_name(&meta),
+        }),
+        Ok(meta) if meta.uid() != own_uid() => Err(SafeFileError::OtherOwner {
+            path: path.to_path_buf(),
+            uid: meta.uid(),
+        }),
+        Ok(_) => Ok(()),
+    }
+}
