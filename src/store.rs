@@ -395,6 +395,9 @@ pub enum StoreError {
     /// redb panicked: the file is corrupt.
     #[error("the database is corrupt: {0}")]
     Corrupt(String),
+    /// The database's path is not a regular file of this user's.
+    #[error(transparent)]
+    File(#[from] crate::safe_file::SafeFileError),
     /// The database could not be reopened after an I/O error.
     #[error("the database is closed after an I/O error and could not be reopened yet")]
     Closed,
@@ -496,6 +499,9 @@ impl Store {
     /// set aside and a fresh one created with the learned records of the
     /// old one that still verify; one of another schema version is rebuilt.
     pub fn open(path: &Path) -> Result<(Store, OpenReport), StoreError> {
+        // redb opens the path as it is: a link planted there, or another
+        // user's file, is refused first.
+        crate::safe_file::check_own_file(path)?;
         let mut report = OpenReport::default();
         if std::fs::metadata(path).is_ok_and(|m| m.len() == 0) {
             tracing::warn!(

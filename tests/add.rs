@@ -52,8 +52,24 @@ fn an_added_lesson_lands_in_the_project_and_the_next_query_has_it() {
     // The loader accepts the file as written.
     let out = run(&["validate", &file.display().to_string()]);
     assert!(out.status.success(), "{}{}", stdout(&out), stderr(&out));
-    // The same text again gets its own id.
+    // The same item again (a `remember` retried after a time-out) lands
+    // once: the file is not written.
+    let written = std::fs::read(&file).unwrap();
     let again = daemon.json(&[
+        "add",
+        "lesson",
+        "--text",
+        "Run the payment webhooks' tests against the sandbox account, never live keys.",
+        "--tags",
+        "stripe,ci",
+        "--cwd",
+        &cwd,
+    ])["ok"]["added"]
+        .clone();
+    assert_eq!(again["id"], id.as_str());
+    assert_eq!(std::fs::read(&file).unwrap(), written);
+    // The same text with other tags is another item, with its own id.
+    let other = daemon.json(&[
         "add",
         "lesson",
         "--text",
@@ -62,7 +78,7 @@ fn an_added_lesson_lands_in_the_project_and_the_next_query_has_it() {
         &cwd,
     ])["ok"]["added"]
         .clone();
-    assert_eq!(again["id"], format!("{id}-2").as_str());
+    assert_eq!(other["id"], format!("{id}-2").as_str());
 }
 
 #[test]
@@ -149,4 +165,111 @@ fn a_linked_project_directory_is_not_written_through() {
     let out = refused_lesson_from(&daemon, &repo);
     assert!(stderr(&out).contains("a symbolic link"), "{}", stderr(&out));
     assert_eq!(std::fs::read_dir(&elsewhere).unwrap().count(), 0);
+}
+
+/// The text of lesson `id` as the daemon serves it, if any.
+fn text_of(daemon: &Daemon, id: &str) -> Option<String> {
+    let item = daemon.json(&["get", id])["ok"]["item"].clone();
+    item["fields"]
+        .as_array()?
+        .iter()
+        .find(|f| f[0] == "text")
+        .map(|f| f[1].as_str().unwrap_or_default().to_string())
+}
+
+/// Adds a personal lesson; the answer's id, or the error.
+fn add_personal(daemon: &Daemon, text: &str) -> Result<String, String> {
+    let out = daemon.memctl(&["add", "lesson", "--text", text, "--personal", "--json"]);
+    let answer: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap_or_default();
+    match answer["ok"]["added"]["id"].as_str() {
+        Some(id) => Ok(id.to_string()),
+        None => Err(format!("{answer}{}", stderr(&out))),
+    }
+}
+
+#[test]
+fn files_as_editors_leave_them_are_appended_to_as_they_are() {
+    for (name, existing) in [
+        ("bom", "\u{feff}lessons:\n  - id: L-1\n    text: old\n"),
+        ("cr", "lessons:\r  - id: L-1\r    text: old\r"),
+        ("crlf", "lessons:\r\n  - id: L-1\r\n    text: old\r\n"),
+    ] {
+        let sandbox = Sandbox::new();
+        let path = sandbox.write("lessons.yaml", existing);
+        let daemon = Daemon::start(&sandbox);
+        let id = add_personal(&daemon, &format!("new lesson for {name}"))
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
+        let after = std::fs::read_to_string(&path).unwrap();
+        assert!(after.starts_with(existing), "{name}: {after:?}");
+        let eol = if name == "cr" {
+            "\r"
+        } else if name == "crlf" {
+            "\r\n"
+        } else {
+            "\n"
+        };
+        let added = &after[existing.len()..];
+        assert!(added.ends_with(eol), "{name}: {added:?}");
+        assert_eq!(
+            added.matches(['\r', '\n']).count(),
+            added.matches(eol).count() * eol.len(),
+            "{name}: the item's lines end as the file's: {added:?}"
+        );
+        assert_eq!(text_of(&daemon, "L-1").as_deref(), Some("old"), "{name}");
+        assert_eq!(
+            text_of(&daemon, &id).as_deref(),
+            Some(format!("new lesson for {name}").as_str()),
+            "{name}"
+        );
+    }
+}
+
+#[test]
+fn an_item_at_the_end_without_a_final_newline_keeps_its_value() {
+    let sandbox = Sandbox::new();
+    let existing = "lessons:\n  - id: L-1\n    text: |\n      keep exactly this";
+    let path = sandbox.write("lessons.yaml", existing);
+    let daemon = Daemon::start(&sandbox);
+    let before = daemon.json(&["get", "L-1"])["ok"]["item"].clone();
+    match add_personal(&daemon, "another lesson") {
+        Ok(_) => {
+            let after = daemon.json(&["get", "L-1"])["ok"]["item"].clone();
+            assert_eq!(after, before, "{}", std::fs::read_to_string(&path).unwrap());
+        }
+        Err(err) => {
+            assert!(err.contains("cannot be appended"), "{err}");
+            assert_eq!(std::fs::read_to_string(&path).unwrap(), existing);
+        }
+    }
+}
+
+#[test]
+fn text_with_any_control_or_noncharacter_is_added_as_it_is() {
+    let sandbox = Sandbox::new();
+    let daemon = Daemon::start(&sandbox);
+    let odd = "del \u{7f} c1 \u{85}\u{9b} nonchar \u{ffff} bom \u{feff} bell \u{7} end";
+    let id = add_personal(&daemon, odd).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(text_of(&daemon, &id).as_deref(), Some(odd));
+    let text = std::fs::read_to_string(sandbox.root().join("lessons.yaml")).unwrap();
+    assert!(
+        !text.contains(['\u{7f}', '\u{85}', '\u{9b}', '\u{ffff}', '\u{feff}', '\u{7}']),
+        "{text:?}"
+    );
+}
+
+#[test]
+fn a_read_only_knowledge_file_is_respected_and_said() {
+    use std::os::unix::fs::PermissionsExt;
+    let sandbox = Sandbox::new();
+    let existing = "lessons:\n  - id: L-1\n    text: old\n";
+    let path = sandbox.write("lessons.yaml", existing);
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o444)).unwrap();
+    let daemon = Daemon::start(&sandbox);
+    let err = add_personal(&daemon, "a new lesson").unwrap_err();
+    assert!(err.contains("read-only"), "{err}");
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), existing);
+    assert_eq!(
+        std::fs::metadata(&path).unwrap().permissions().mode() & 0o777,
+        0o444
+    );
 }

@@ -6,7 +6,7 @@
 //! [`MAX_BYTES`]: past it, the older half goes.
 
 use std::io::Write;
-use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::PathBuf;
 
 use memd::protocol::HookCall;
@@ -34,16 +34,17 @@ pub fn state_file() -> Option<PathBuf> {
     Some(dir.join("memd").join("hooks.jsonl"))
 }
 
-/// Appends a call; failing quietly, as a hook must.
+/// Appends a call; failing quietly, as a hook must. The file is opened
+/// without following a link, and only a regular file of the user's is
+/// appended to.
 pub fn note(call: &HookCall) {
     let Some(path) = state_file() else { return };
     if let Some(dir) = path.parent() {
-        let _ = std::fs::DirBuilder::new()
-            .recursive(true)
-            .mode(0o700)
-            .create(dir);
+        if memd::safe_file::own_dir(dir, 0o700, false).is_err() {
+            return;
+        }
     }
-    if std::fs::metadata(&path).is_ok_and(|m| m.len() > MAX_BYTES) {
+    if std::fs::symlink_metadata(&path).is_ok_and(|m| m.len() > MAX_BYTES) {
         keep_newer_half(&path);
     }
     let Ok(line) = serde_json::to_string(call) else {
@@ -53,32 +54,35 @@ pub fn note(call: &HookCall) {
         .create(true)
         .append(true)
         .mode(0o600)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
         .open(&path);
     if let Ok(mut file) = file {
+        if !file.metadata().is_ok_and(|m| m.is_file()) {
+            return;
+        }
         // One write of a whole line: appends from concurrent hooks do not
         // interleave.
         let _ = file.write_all(format!("{line}\n").as_bytes());
     }
 }
 
-/// Rewrites the file with its newer half (whole lines), atomically.
+/// Rewrites the file with its newer half (whole lines), through memd's safe
+/// write path.
 fn keep_newer_half(path: &std::path::Path) {
-    let Ok(text) = std::fs::read_to_string(path) else {
+    let Ok(Some(current)) = memd::safe_file::read(path) else {
         return;
     };
-    let cut = text.len() / 2;
-    let start = text[cut..].find('\n').map_or(text.len(), |i| cut + i + 1);
-    let tmp = path.with_extension("jsonl.tmp");
-    let written = std::fs::OpenOptions::new()
-        .create(true)
-        .write(true)
-        .truncate(true)
-        .mode(0o600)
-        .open(&tmp)
-        .and_then(|mut f| f.write_all(&text.as_bytes()[start..]));
-    if written.is_ok() {
-        let _ = std::fs::rename(&tmp, path);
-    }
+    let bytes = &current.bytes;
+    let cut = bytes.len() / 2;
+    let start = bytes[cut..]
+        .iter()
+        .position(|&b| b == b'\n')
+        .map_or(bytes.len(), |i| cut + i + 1);
+    let how = memd::safe_file::Replace {
+        new_mode: 0o600,
+        check: None,
+    };
+    let _ = memd::safe_file::replace(path, Some(&current), &bytes[start..], &how);
 }
 
 /// The latest `n` calls kept, oldest first.

@@ -22,6 +22,9 @@ use crate::print;
 /// How long a tool waits for the daemon: a daemon that hangs gives a tool
 /// error, never a stuck agent.
 const DAEMON_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// How an error from a daemon that did not answer starts.
+const NO_ANSWER: &str = "memd did not answer";
 /// Search results when the call asks for none.
 const DEFAULT_LIMIT: u32 = 8;
 /// The most a search returns, whatever the call asks.
@@ -257,6 +260,11 @@ impl Memd {
         });
         match self.ask(request).await {
             Ok(Reply::Added { id, file }) => success(format!("Remembered as {id} in {file}.")),
+            // The daemon may still write it once it catches up; remembering
+            // the same again then lands once (the daemon finds it there).
+            Err(err) if err.starts_with(NO_ANSWER) => failure(format!(
+                "{err}. It may still be written once memd catches up: remembering exactly the same again is safe (it is added once)"
+            )),
             other => unexpected(other),
         }
     }
@@ -286,7 +294,7 @@ impl Memd {
         .map_err(|err| format!("the request to memd failed: {err}"))?
         .map_err(|err| match err {
             ClientError::NotRunning(path) => not_running(&path),
-            other => format!("memd did not answer: {other}"),
+            other => format!("{NO_ANSWER}: {other}"),
         })?;
         match response.outcome {
             Outcome::Ok(reply) => Ok(reply),

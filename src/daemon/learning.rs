@@ -44,6 +44,34 @@ fn unknown(id: &str) -> Response {
     )
 }
 
+/// How much of a feedback note goes to the log.
+const NOTE_LOGGED_CHARS: usize = 500;
+
+/// A note as the log shows it: on one line, whatever it holds (a newline
+/// or another control character cannot start a line that reads as memd's
+/// own), and at most [`NOTE_LOGGED_CHARS`] characters of it.
+fn loggable(note: &str) -> String {
+    let note = note.trim();
+    let mut out: String = note
+        .chars()
+        .take(NOTE_LOGGED_CHARS)
+        .flat_map(|c| {
+            let escape = c.is_control() || matches!(c, '\u{2028}' | '\u{2029}');
+            let escaped: Vec<char> = if escape {
+                c.escape_unicode().collect()
+            } else {
+                vec![c]
+            };
+            escaped
+        })
+        .collect();
+    let rest = note.chars().count().saturating_sub(NOTE_LOGGED_CHARS);
+    if rest > 0 {
+        out.push_str(&format!("... ({rest} more characters)"));
+    }
+    out
+}
+
 /// Direct feedback (weight 2.0) on `id` for `tags`, or for the tags of the
 /// query that last showed it; its `note`, if any, goes to the log with it.
 pub fn feedback(
@@ -118,7 +146,8 @@ pub fn feedback(
         "feedback on {id}: {} for [{}]{}",
         if relevant { "relevant" } else { "irrelevant" },
         judgement.tags.join(", "),
-        note.map(|n| format!(": {}", n.trim())).unwrap_or_default()
+        note.map(|n| format!(": {}", loggable(n)))
+            .unwrap_or_default()
     );
     log_pin_changes(id, &changes);
     Response::ok(Reply::Judged(entry(&k.engine, id)))
@@ -811,4 +840,25 @@ fn commit_session(
     drop(k);
     sessions.insert(id.to_string(), audit);
     Ok(added_not_replaced)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_note_is_logged_on_one_line_and_capped() {
+        let forged = "fine\n2026-11-25T00:00:00Z  INFO memd: feedback on X: relevant\r\u{1b}[2J";
+        let logged = loggable(forged);
+        assert!(!logged.contains(['\n', '\r', '\u{1b}']), "{logged}");
+        assert!(logged.starts_with("fine\\u{a}2026"), "{logged}");
+        let big = "x".repeat(2 * 1024 * 1024);
+        let logged = loggable(&big);
+        assert!(logged.len() < 600, "{}", logged.len());
+        assert!(logged.ends_with(&format!(
+            "... ({} more characters)",
+            big.len() - NOTE_LOGGED_CHARS
+        )));
+        assert_eq!(loggable("  plain note "), "plain note");
+    }
 }

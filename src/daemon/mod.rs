@@ -158,14 +158,11 @@ fn check_private_dir(dir: &Path, uid: u32) -> Result<(), DaemonError> {
     Ok(())
 }
 
-/// Creates the data directory private to the user (0700).
+/// Creates the data directory private to the user (0700); one that is
+/// there must be the user's (a link the user configured may lead to it).
 fn prepare_data_dir(dir: &Path) -> Result<(), DaemonError> {
-    if std::fs::symlink_metadata(dir).is_err() {
-        std::fs::create_dir_all(dir).map_err(io("cannot create the data directory", dir))?;
-        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))
-            .map_err(io("cannot make the data directory private", dir))?;
-    }
-    Ok(())
+    crate::safe_file::own_dir(dir, 0o700, true)
+        .map_err(|e| io("cannot use the data directory", dir)(std::io::Error::other(e.to_string())))
 }
 
 /// Says loudly what opening the store had to do.
@@ -200,6 +197,7 @@ fn take_lock(socket: &Path) -> Result<File, DaemonError> {
         .read(true)
         .write(true)
         .mode(0o600)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
         .open(&path)
         .map_err(io("cannot open the lock file", &path))?;
     if file.try_lock().is_err() {

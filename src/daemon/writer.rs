@@ -13,7 +13,7 @@ use std::sync::mpsc;
 use std::sync::Mutex;
 
 use crate::engine::GLOBAL;
-use crate::knowledge::append::{self, AppendError};
+use crate::knowledge::append::{self, Added, AppendError};
 use crate::protocol::{AddScope, ErrorKind, NewItem, Reply, Response};
 use crate::safe_file::{self, SafeFileError};
 
@@ -89,12 +89,19 @@ fn write(handler: &Handler, new: &NewItem) -> Result<(String, PathBuf), WriteErr
             })
             .transpose()?;
         let k = handler.shared.read();
-        let (new_id, text) =
-            append::add(&path, existing, new.kind, &new.fields, &new.tags, |id| {
-                k.engine.id_taken(id, scope)
-            })?;
-        id = new_id;
-        Ok::<_, WriteError>(Some(text.into_bytes()))
+        let added = append::add(&path, existing, new.kind, &new.fields, &new.tags, |id| {
+            k.engine.id_taken(id, scope)
+        })?;
+        Ok::<_, WriteError>(match added {
+            Added::New { id: new_id, text } => {
+                id = new_id;
+                Some(text.into_bytes())
+            }
+            Added::There { id: there } => {
+                id = there;
+                None
+            }
+        })
     })?;
     let (tx, rx) = mpsc::channel();
     if handler

@@ -137,10 +137,21 @@ fn append(
     append_to(path, existing, &before, kind, id, fields, tags)
 }
 
+/// What [`add`] comes to.
+#[derive(Debug, PartialEq)]
+pub enum Added {
+    /// The new item's id and the file's new text.
+    New { id: String, text: String },
+    /// The file holds this very item already (same kind, fields and tags),
+    /// under this id: nothing to write. A `remember` that timed out and is
+    /// made again lands once.
+    There { id: String },
+}
+
 /// `existing` with a new item of `kind` appended, its `fields` and `tags`
 /// as given, under a new id ([`new_id`] from the title, name or text, free
-/// by `taken` and in the file itself); returns the id and the text. The
-/// caller has checked the fields ([`check_fields`]).
+/// by `taken` and in the file itself). The caller has checked the fields
+/// ([`check_fields`]).
 pub fn add(
     path: &Path,
     existing: Option<&str>,
@@ -148,7 +159,7 @@ pub fn add(
     fields: &[(String, String)],
     tags: &[String],
     taken: impl Fn(&str) -> bool,
-) -> Result<(String, String), AppendError> {
+) -> Result<Added, AppendError> {
     let before = current_items(path, existing.map(str::as_bytes))?;
     let title = ["title", "name", "text"]
         .iter()
@@ -158,7 +169,18 @@ pub fn add(
         taken(id) || before.iter().any(|i| i.id == id)
     });
     let text = append_to(path, existing, &before, kind, &id, fields, tags)?;
-    Ok((id, text))
+    let items = current_items(path, Some(text.as_bytes()))?;
+    if let Some(new) = items.iter().find(|i| i.id == id) {
+        if let Some(same) = before
+            .iter()
+            .find(|old| old.body == new.body && old.tags == new.tags)
+        {
+            return Ok(Added::There {
+                id: same.id.clone(),
+            });
+        }
+    }
+    Ok(Added::New { id, text })
 }
 
 /// The text with the item appended, given the items `existing` holds.
@@ -516,6 +538,26 @@ mod tests {
             panic!()
         };
         assert_eq!(l.text, odd);
+    }
+
+    #[test]
+    fn the_same_item_added_twice_lands_once() {
+        let path = Path::new("lessons.yaml");
+        let f = fields(&[("text", "Retry with jitter")]);
+        let tags = vec!["net".to_string()];
+        let Added::New { id, text } = add(path, None, Kind::Lesson, &f, &tags, |_| false).unwrap()
+        else {
+            panic!()
+        };
+        assert_eq!(
+            add(path, Some(&text), Kind::Lesson, &f, &tags, |_| false).unwrap(),
+            Added::There { id }
+        );
+        // Other tags or another text: a new item.
+        assert!(matches!(
+            add(path, Some(&text), Kind::Lesson, &f, &[], |_| false).unwrap(),
+            Added::New { .. }
+        ));
     }
 
     #[test]

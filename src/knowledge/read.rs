@@ -23,6 +23,10 @@ pub enum ReadError {
     /// A symlink whose target lies outside the root.
     #[error("a symlink to a file outside its root {}; not followed (set `follow_symlinks_out_of_roots = true` under [daemon] to allow)", root.display())]
     OutsideRoot { root: PathBuf },
+    /// Another user's file, or one others may write to
+    /// ([`super::trust`]): its text could be anyone's.
+    #[error("{0}; not read (its text could be anyone's)")]
+    Untrusted(String),
     /// The file vanished or cannot be opened or read.
     #[error("cannot read: {0}")]
     Io(#[from] std::io::Error),
@@ -63,6 +67,9 @@ pub fn read_regular(path: &Path) -> Result<FileBytes, ReadError> {
     let meta = file.metadata()?;
     if !meta.is_file() {
         return Err(ReadError::NotRegular(type_name(&meta)));
+    }
+    if let Some(why) = super::trust::distrust(&meta) {
+        return Err(ReadError::Untrusted(why));
     }
     if meta.len() > MAX_FILE_BYTES {
         return Err(ReadError::TooLarge);
@@ -122,6 +129,19 @@ mod tests {
         assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
         let err = read_regular(&path).unwrap_err();
         assert!(err.to_string().contains("a FIFO"), "{err}");
+    }
+
+    #[test]
+    fn a_file_anyone_may_write_is_refused() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("open.yaml");
+        std::fs::write(&path, "patterns: []\n").unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o666)).unwrap();
+        let err = read_regular(&path).unwrap_err();
+        assert!(err.to_string().contains("writable by every user"), "{err}");
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
+        assert!(read_regular(&path).is_ok());
     }
 
     #[test]
