@@ -464,7 +464,15 @@ where
     let mut tries = 0;
     loop {
         tries += 1;
-        let current = read(path)?;
+        let current = match read(path) {
+            Ok(current) => current,
+            // It grew while it was read: a writer that does not lock.
+            Err(SafeFileError::Changed { .. }) if tries < TRIES => {
+                std::thread::sleep(Duration::from_millis(tries as u64));
+                continue;
+            }
+            Err(err) => return Err(err.into()),
+        };
         let Some(new) = edit(current.as_ref())? else {
             return Ok(Updated {
                 before: current,
@@ -679,5 +687,119 @@ pub fn check_own_file(path: &Path) -> Result<(), SafeFileError> {
             uid: meta.uid(),
         }),
         Ok(_) => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::symlink;
+
+    fn mode_of(path: &Path) -> u32 {
+        std::fs::metadata(path).unwrap().mode() & 0o777
+    }
+
+    #[test]
+    fn a_replacement_keeps_the_mode_and_leaves_nothing_beside_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.json");
+        std::fs::write(&path, "{}").unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o640)).unwrap();
+        let current = read(&path).unwrap().unwrap();
+        replace(&path, Some(&current), b"{\"a\": 1}", &Replace::default()).unwrap();
+        assert_eq!(std::fs::read(&path).unwrap(), b"{\"a\": 1}");
+        assert_eq!(mode_of(&path), 0o640);
+        let names: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
+        assert_eq!(names.len(), 1);
+        // A new file gets the mode asked for.
+        let new = dir.path().join("new.json");
+        let how = Replace {
+            new_mode: 0o600,
+            check: None,
+        };
+        replace(&new, None, b"{}", &how).unwrap();
+        assert_eq!(mode_of(&new), 0o600);
+    }
+
+    #[test]
+    fn a_file_changed_since_it_was_read_is_not_replaced() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("l.yaml");
+        std::fs::write(&path, "a\n").unwrap();
+        let current = read(&path).unwrap().unwrap();
+        std::fs::OpenOptions::new()
+            .append(true)
+            .open(&path)
+            .unwrap()
+            .write_all(b"b\n")
+            .unwrap();
+        let err = replace(&path, Some(&current), b"c\n", &Replace::default()).unwrap_err();
+        assert!(matches!(err, SafeFileError::Changed { .. }), "{err}");
+        assert_eq!(std::fs::read(&path).unwrap(), b"a\nb\n");
+        // Created meanwhile where there was nothing: not replaced either.
+        let fresh = dir.path().join("fresh");
+        std::fs::write(&fresh, "theirs").unwrap();
+        assert!(matches!(
+            replace(&fresh, None, b"mine", &Replace::default()),
+            Err(SafeFileError::Changed { .. })
+        ));
+        // update decides again from what is there now.
+        let updated = update(&path, &Replace::default(), |c| {
+            let mut bytes = c.map(|c| c.bytes.clone()).unwrap_or_default();
+            bytes.extend_from_slice(b"c\n");
+            Ok::<_, SafeFileError>(Some(bytes))
+        })
+        .unwrap();
+        assert_eq!(updated.written.as_deref(), Some(&b"a\nb\nc\n"[..]));
+    }
+
+    #[test]
+    fn links_read_only_files_and_failed_checks_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("target");
+        std::fs::write(&target, "keep").unwrap();
+        let link = dir.path().join("link");
+        symlink(&target, &link).unwrap();
+        assert!(matches!(read(&link), Err(SafeFileError::Link { .. })));
+        assert_eq!(resolve(&link).unwrap(), target.canonicalize().unwrap());
+        let ro = dir.path().join("ro");
+        std::fs::write(&ro, "ro").unwrap();
+        std::fs::set_permissions(&ro, std::fs::Permissions::from_mode(0o444)).unwrap();
+        let current = read(&ro).unwrap().unwrap();
+        assert!(matches!(
+            replace(&ro, Some(&current), b"x", &Replace::default()),
+            Err(SafeFileError::ReadOnly { .. })
+        ));
+        let refuse = |_: &[u8]| Err("never".to_string());
+        let how = Replace {
+            check: Some(&refuse),
+            ..Replace::default()
+        };
+        let current = read(&target).unwrap().unwrap();
+        assert!(matches!(
+            replace(&target, Some(&current), b"x", &how),
+            Err(SafeFileError::Unreadable { .. })
+        ));
+        assert_eq!(std::fs::read(&target).unwrap(), b"keep");
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 3);
+    }
+
+    #[test]
+    fn confine_refuses_every_link_out_of_the_root() {
+        let outside = tempfile::tempdir().unwrap();
+        let root = tempfile::tempdir().unwrap();
+        std::fs::create_dir(root.path().join("in")).unwrap();
+        symlink(outside.path(), root.path().join("out")).unwrap();
+        symlink(root.path().join("in"), root.path().join("alias")).unwrap();
+        symlink(outside.path().join("nothing"), root.path().join("dangling")).unwrap();
+        assert!(confine(root.path(), &root.path().join("in/new/file")).is_ok());
+        assert!(confine(root.path(), &root.path().join("alias/file")).is_ok());
+        for bad in ["out/file", "dangling", "dangling/x"] {
+            let err = confine(root.path(), &root.path().join(bad)).unwrap_err();
+            assert!(
+                matches!(err, SafeFileError::OutsideRoot { .. }),
+                "{bad}: {err}"
+            );
+        }
     }
 }

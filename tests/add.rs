@@ -227,20 +227,16 @@ fn files_as_editors_leave_them_are_appended_to_as_they_are() {
 #[test]
 fn an_item_at_the_end_without_a_final_newline_keeps_its_value() {
     let sandbox = Sandbox::new();
-    let existing = "lessons:\n  - id: L-1\n    text: |\n      keep exactly this";
+    // A kept block scalar (`|+`) whose last line holds only spaces, and no
+    // final newline: a newline after it would add a line to its value.
+    let existing = "lessons:\n  - id: L-1\n    text: |+\n      keep exactly this\n      ";
     let path = sandbox.write("lessons.yaml", existing);
     let daemon = Daemon::start(&sandbox);
     let before = daemon.json(&["get", "L-1"])["ok"]["item"].clone();
-    match add_personal(&daemon, "another lesson") {
-        Ok(_) => {
-            let after = daemon.json(&["get", "L-1"])["ok"]["item"].clone();
-            assert_eq!(after, before, "{}", std::fs::read_to_string(&path).unwrap());
-        }
-        Err(err) => {
-            assert!(err.contains("cannot be appended"), "{err}");
-            assert_eq!(std::fs::read_to_string(&path).unwrap(), existing);
-        }
-    }
+    let err = add_personal(&daemon, "another lesson").unwrap_err();
+    assert!(err.contains("cannot be appended"), "{err}");
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), existing);
+    assert_eq!(daemon.json(&["get", "L-1"])["ok"]["item"], before);
 }
 
 #[test]

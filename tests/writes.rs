@@ -239,7 +239,15 @@ fn a_link_where_the_store_goes_is_refused() {
     std::fs::write(&victim, "keep me\n").unwrap();
     std::os::unix::fs::symlink(&victim, data.join("memd.redb")).unwrap();
     let mut daemon = Daemon::spawn(&sandbox, &[]);
-    let status = daemon.child.wait().unwrap();
+    let mut status = None;
+    for _ in 0..500 {
+        status = daemon.child.try_wait().unwrap();
+        if status.is_some() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let status = status.expect("memd refuses to start instead of serving");
     assert!(!status.success());
     let log = std::fs::read_to_string(sandbox.dir.path().join("memd.log")).unwrap();
     assert!(log.contains("memd.redb: a symbolic link"), "{log}");
