@@ -179,12 +179,7 @@ fn text_of(daemon: &Daemon, id: &str) -> Option<String> {
 
 /// Adds a personal lesson; the answer's id, or the error.
 fn add_personal(daemon: &Daemon, text: &str) -> Result<String, String> {
-    let out = daemon.memctl(&["add", "lesson", "--text", text, "--personal", "--json"]);
-    let answer: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap_or_default();
-    match answer["ok"]["added"]["id"].as_str() {
-        Some(id) => Ok(id.to_string()),
-        None => Err(format!("{answer}{}", stderr(&out))),
-    }
+    add_lesson(daemon, text, &["--personal"])
 }
 
 #[test]

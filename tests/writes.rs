@@ -42,20 +42,7 @@ fn ids_in(file: &Path) -> Vec<String> {
 
 /// Adds a lesson from `cwd`; its id when acknowledged, the error when not.
 fn add(daemon: &Daemon, cwd: &Path, text: &str) -> Result<String, String> {
-    let out = daemon.memctl(&[
-        "add",
-        "lesson",
-        "--text",
-        text,
-        "--cwd",
-        cwd.to_str().unwrap(),
-        "--json",
-    ]);
-    let answer: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap_or_default();
-    match answer["ok"]["added"]["id"].as_str() {
-        Some(id) => Ok(id.to_string()),
-        None => Err(format!("{answer}{}", stderr(&out))),
-    }
+    add_lesson(daemon, text, &["--cwd", cwd.to_str().unwrap()])
 }
 
 #[test]

@@ -6,10 +6,11 @@
 
 use std::fs::{File, Metadata};
 use std::io::Read;
-use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
 use super::file::MAX_FILE_BYTES;
+use crate::safe_file::type_name;
 
 /// Why a knowledge file was not read.
 #[derive(Debug, thiserror::Error)]
@@ -37,24 +38,6 @@ pub enum ReadError {
 pub struct FileBytes {
     pub bytes: Vec<u8>,
     pub meta: Metadata,
-}
-
-/// The name of a file type that is not a regular file, for messages.
-fn type_name(meta: &Metadata) -> &'static str {
-    let t = meta.file_type();
-    if t.is_dir() {
-        "directory"
-    } else if t.is_fifo() {
-        "FIFO"
-    } else if t.is_socket() {
-        "socket"
-    } else if t.is_char_device() {
-        "character device"
-    } else if t.is_block_device() {
-        "block device"
-    } else {
-        "special file"
-    }
 }
 
 /// Reads `path` if it is a regular file within [`MAX_FILE_BYTES`]: opened

@@ -277,6 +277,19 @@ pub fn tag_names(entry: &serde_json::Value) -> Vec<String> {
         .collect()
 }
 
+/// `memctl add lesson --text TEXT` with `scope` (`--personal`, or `--cwd
+/// DIR`): the new id when acknowledged, else what was said.
+pub fn add_lesson(daemon: &Daemon, text: &str, scope: &[&str]) -> Result<String, String> {
+    let mut args = vec!["add", "lesson", "--text", text, "--json"];
+    args.extend_from_slice(scope);
+    let out = daemon.memctl(&args);
+    let answer: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap_or_default();
+    match answer["ok"]["added"]["id"].as_str() {
+        Some(id) => Ok(id.to_string()),
+        None => Err(format!("{answer}{}", stderr(&out))),
+    }
+}
+
 /// The title of gotcha `id` as the daemon serves it, if any.
 pub fn title_of(daemon: &Daemon, id: &str) -> Option<String> {
     let out = daemon.memctl(&["get", id, "--json"]);

@@ -122,36 +122,25 @@ fn table_in<'a>(
 fn enable_hooks_in(doc: &mut DocumentMut, key: &str) -> Result<bool, String> {
     let features = table_in(doc.as_table_mut(), "features", "features")?;
     let other = if key == KEY { LEGACY_KEY } else { KEY };
-    match features.get(key).map(|v| v.as_bool()) {
-        Some(Some(true)) => {
-            // The other name left beside it is the same setting: left as
-            // the user wrote it.
-            return Ok(false);
-        }
-        Some(_) => {
-            return Err(format!(
-                "`features.{key}` is set to `{}`: set `{key} = true` for memd's hooks to run",
-                features
-                    .get(key)
-                    .map(|v| v.to_string().trim().to_string())
-                    .unwrap_or_default()
-            ))
-        }
+    // A name set to something other than true: the user's to change.
+    let set_otherwise = |name: &str, value: &Item| {
+        format!(
+            "`features.{name}` is set to `{}`: set `{key} = true` for memd's hooks to run",
+            value.to_string().trim()
+        )
+    };
+    match features.get(key) {
+        // The other name left beside it is the same setting: left as the
+        // user wrote it.
+        Some(value) if value.as_bool() == Some(true) => return Ok(false),
+        Some(value) => return Err(set_otherwise(key, value)),
         None => {}
     }
-    match features.get(other).map(|v| v.as_bool()) {
-        Some(Some(false)) | Some(None) => {
-            return Err(format!(
-                "`features.{other}` is set to `{}`: set `{key} = true` for memd's hooks to run",
-                features
-                    .get(other)
-                    .map(|v| v.to_string().trim().to_string())
-                    .unwrap_or_default()
-            ))
-        }
+    match features.get(other).map(|v| (v.as_bool(), v)) {
+        Some((Some(false) | None, value)) => return Err(set_otherwise(other, value)),
         // `codex_hooks = true` under a Codex that calls it `hooks` (or the
         // reverse): the same setting, under the name this Codex reads.
-        Some(Some(true)) => {
+        Some((Some(true), _)) => {
             features.remove(other);
         }
         None => {}
