@@ -15,7 +15,8 @@
 //!   change made meanwhile by a writer that does not lock, renamed over,
 //!   and the directory fsynced. A change found at any point is
 //!   [`SafeFileError::Changed`]: the caller decides again from the new
-//!   content.
+//!   content. What such a writer appends to the old file after the
+//!   rename (it opened it just before) is carried over to the new one.
 //! - [`back_up`]: a copy beside the file, under a name no earlier backup
 //!   has, with the file's mode.
 //! - [`resolve`]: a path whose last component may be a link the user made
@@ -168,6 +169,11 @@ fn open_no_follow(path: &Path) -> Result<Option<File>, SafeFileError> {
 /// naming it when it is a link, not a regular file, another user's, or
 /// cannot be read.
 pub fn read(path: &Path) -> Result<Option<Current>, SafeFileError> {
+    Ok(read_open(path)?.map(|(current, _)| current))
+}
+
+/// [`read`], with the file it read still open.
+fn read_open(path: &Path) -> Result<Option<(Current, File)>, SafeFileError> {
     let Some(mut file) = open_no_follow(path)? else {
         return Ok(None);
     };
@@ -199,13 +205,14 @@ pub fn read(path: &Path) -> Result<Option<Current>, SafeFileError> {
             path: path.to_path_buf(),
         });
     }
-    Ok(Some(Current {
+    let current = Current {
         bytes,
         mode: meta.mode() & 0o7777,
         uid: meta.uid(),
         gid: meta.gid(),
         identity: Identity::of(&meta),
-    }))
+    };
+    Ok(Some((current, file)))
 }
 
 /// A check of the bytes read back: `Err` says why they do not read.
@@ -384,7 +391,11 @@ pub fn replace(
     let dir = dir_of(path);
     let lock = DirLock::take(dir, path)?;
     // Read again under the lock: another memd writer may have come first.
-    let now = read(path)?;
+    let opened = read_open(path)?;
+    let (now, old) = match opened {
+        Some((now, old)) => (Some(now), Some(old)),
+        None => (None, None),
+    };
     let same = match (&now, expected) {
         (None, None) => true,
         (Some(now), Some(expected)) => {
@@ -445,6 +456,38 @@ pub fn replace(
     temp.placed = true;
     lock.sync()
         .map_err(SafeFileError::io("cannot sync the directory of", path))?;
+    if let (Some(old), Some(now)) = (&old, &now) {
+        carry_over(path, old, now.bytes.len() as u64).map_err(SafeFileError::io(
+            "cannot carry over what was appended to",
+            path,
+        ))?;
+    }
+    Ok(())
+}
+
+/// Carries over to the new file at `path` what a writer that does not
+/// lock appended to the old one (`old`, read up to `from`) after the last
+/// look before the rename: it had opened the old file before the rename,
+/// and its write would otherwise be lost with it. Looked at twice, the
+/// second time after a moment, for a writer that opened it just before.
+fn carry_over(path: &Path, old: &File, mut from: u64) -> std::io::Result<()> {
+    use std::os::unix::fs::FileExt;
+    for pause in [0, 2] {
+        std::thread::sleep(Duration::from_millis(pause));
+        let len = old.metadata()?.len();
+        if len <= from {
+            continue;
+        }
+        let mut tail = vec![0; (len - from) as usize];
+        old.read_exact_at(&mut tail, from)?;
+        let mut new = File::options()
+            .append(true)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+            .open(path)?;
+        new.write_all(&tail)?;
+        new.sync_all()?;
+        from = len;
+    }
     Ok(())
 }
 
@@ -751,6 +794,27 @@ mod tests {
         })
         .unwrap();
         assert_eq!(updated.written.as_deref(), Some(&b"a\nb\nc\n"[..]));
+    }
+
+    #[test]
+    fn what_was_appended_to_the_old_file_after_the_rename_is_carried_over() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("l.yaml");
+        std::fs::write(&path, "a\n").unwrap();
+        // A writer that opened the file before memd replaced it...
+        let mut late = std::fs::OpenOptions::new()
+            .append(true)
+            .open(&path)
+            .unwrap();
+        let (_, old) = read_open(&path).unwrap().unwrap();
+        std::fs::write(dir.path().join("new"), "a\nmine\n").unwrap();
+        std::fs::rename(dir.path().join("new"), &path).unwrap();
+        // ...writes after it.
+        late.write_all(b"theirs\n").unwrap();
+        carry_over(&path, &old, 2).unwrap();
+        assert_eq!(std::fs::read(&path).unwrap(), b"a\nmine\ntheirs\n");
+        carry_over(&path, &old, 9).unwrap();
+        assert_eq!(std::fs::read(&path).unwrap(), b"a\nmine\ntheirs\n");
     }
 
     #[test]
