@@ -15,8 +15,10 @@
 //!   change made meanwhile by a writer that does not lock, renamed over,
 //!   and the directory fsynced. A change found at any point is
 //!   [`SafeFileError::Changed`]: the caller decides again from the new
-//!   content. What such a writer appends to the old file after the
-//!   rename (it opened it just before) is carried over to the new one.
+//!   content. For a file others only ever append to (a knowledge file, a
+//!   log), what such a writer appended to the old file after the last look
+//!   (it opened it just before the rename) is carried over to the new one.
+//!   A backup, when asked for, is made only once every check has passed.
 //! - [`back_up`]: a copy beside the file, under a name no earlier backup
 //!   has, with the file's mode.
 //! - [`resolve`]: a path whose last component may be a link the user made
@@ -42,6 +44,11 @@ pub const LOCK_WAIT: Duration = Duration::from_secs(10);
 
 /// The mode of a file memd creates where no file was.
 pub const NEW_FILE_MODE: u32 = 0o644;
+
+/// The largest file memd reads to change it (an agent's settings file
+/// with its history grows to a few MiB; a knowledge file is read only up
+/// to 8 MiB anyway).
+pub const MAX_READ_BYTES: u64 = 64 * 1024 * 1024;
 
 /// Why a file was not read or not written. Every variant names the file.
 #[derive(Debug, thiserror::Error)]
@@ -72,6 +79,13 @@ pub enum SafeFileError {
     Changed { path: PathBuf },
     #[error("{}: what would be written does not read back ({why}); nothing written", path.display())]
     Unreadable { path: PathBuf, why: String },
+    #[error("{}: larger than {} MiB; left as it is", path.display(), MAX_READ_BYTES / (1024 * 1024))]
+    TooLarge { path: PathBuf },
+    #[error("{}: its directory cannot be written by this user ({source}); nothing written", path.display())]
+    DirNotWritable {
+        path: PathBuf,
+        source: std::io::Error,
+    },
 }
 
 impl SafeFileError {
@@ -192,9 +206,20 @@ fn read_open(path: &Path) -> Result<Option<(Current, File)>, SafeFileError> {
             uid: meta.uid(),
         });
     }
+    let too_large = || SafeFileError::TooLarge {
+        path: path.to_path_buf(),
+    };
+    if meta.len() > MAX_READ_BYTES {
+        return Err(too_large());
+    }
     let mut bytes = Vec::with_capacity(meta.len() as usize);
-    file.read_to_end(&mut bytes)
+    (&mut file)
+        .take(MAX_READ_BYTES + 1)
+        .read_to_end(&mut bytes)
         .map_err(SafeFileError::io("cannot be read", path))?;
+    if bytes.len() as u64 > MAX_READ_BYTES {
+        return Err(too_large());
+    }
     // The identity of what was read: a writer that does not lock may have
     // appended while we read, and the size says so.
     let meta = file
@@ -226,6 +251,14 @@ pub struct Replace<'a> {
     /// the file's place: the caller's parser, so that nothing is written
     /// that does not read back as it should.
     pub check: Option<&'a Check>,
+    /// Copy the file as it was beside it first ([`back_up`]), once every
+    /// check has passed.
+    pub back_up: bool,
+    /// The file is only ever appended to by others (a knowledge file, a
+    /// log): what a writer that does not lock appends to the old file
+    /// after the last look is carried over to the new one. Off for a file
+    /// whose content must parse as a whole (settings).
+    pub carry_appends: bool,
 }
 
 impl Default for Replace<'_> {
@@ -233,8 +266,54 @@ impl Default for Replace<'_> {
         Replace {
             new_mode: NEW_FILE_MODE,
             check: None,
+            back_up: false,
+            carry_appends: false,
         }
     }
+}
+
+/// What a replacement did besides replacing the file.
+#[derive(Debug, Default)]
+pub struct Replaced {
+    /// Where the file as it was was copied.
+    pub backup: Option<PathBuf>,
+    /// What went wrong after the new file was in place (the directory's
+    /// fsync, carrying over an append): the file is written, and this says
+    /// what may not have reached the disk or the file.
+    pub after: Option<String>,
+}
+
+/// Refuses a change to `current` (the file at `path`, `None`: absent) that
+/// [`replace`] would refuse for its mode or its directory: a read-only
+/// file, a directory this user cannot write to. For callers that decide
+/// on several files before writing any.
+pub fn check_writable(path: &Path, current: Option<&Current>) -> Result<(), SafeFileError> {
+    if let Some(current) = current {
+        if current.mode & 0o200 == 0 {
+            return Err(SafeFileError::ReadOnly {
+                path: path.to_path_buf(),
+                mode: current.mode & 0o777,
+            });
+        }
+    }
+    // The nearest directory that exists must let this user create a file.
+    let mut dir = dir_of(path).to_path_buf();
+    while std::fs::symlink_metadata(&dir).is_err() {
+        match dir.parent() {
+            Some(up) if !up.as_os_str().is_empty() => dir = up.to_path_buf(),
+            _ => break,
+        }
+    }
+    let c = std::ffi::CString::new(std::os::unix::ffi::OsStrExt::as_bytes(dir.as_os_str()))
+        .map_err(|e| SafeFileError::io("cannot be read", path)(std::io::Error::other(e)))?;
+    // SAFETY: a valid NUL-terminated path; access only reads it.
+    if unsafe { libc::access(c.as_ptr(), libc::W_OK | libc::X_OK) } != 0 {
+        return Err(SafeFileError::DirNotWritable {
+            path: path.to_path_buf(),
+            source: std::io::Error::last_os_error(),
+        });
+    }
+    Ok(())
 }
 
 /// The directory of `path`, for the lock, the temporary file and fsync.
@@ -387,7 +466,7 @@ pub fn replace(
     expected: Option<&Current>,
     new: &[u8],
     how: &Replace<'_>,
-) -> Result<(), SafeFileError> {
+) -> Result<Replaced, SafeFileError> {
     let dir = dir_of(path);
     let lock = DirLock::take(dir, path)?;
     // Read again under the lock: another memd writer may have come first.
@@ -412,12 +491,7 @@ pub fn replace(
         Some(now) => (now.mode, Some(now.gid)),
         None => (how.new_mode, None),
     };
-    if now.is_some() && mode & 0o200 == 0 {
-        return Err(SafeFileError::ReadOnly {
-            path: path.to_path_buf(),
-            mode: mode & 0o777,
-        });
-    }
+    check_writable(path, now.as_ref())?;
     let (temp_path, file) = create_exclusive(path, "memd-tmp", mode, gid)?;
     let mut temp = Temp {
         path: temp_path,
@@ -445,6 +519,12 @@ pub fn replace(
             why,
         })?;
     }
+    let mut done = Replaced::default();
+    if how.back_up {
+        if let Some(now) = &now {
+            done.backup = Some(back_up(path, now)?);
+        }
+    }
     // Last look before the rename: a writer that does not lock (an editor,
     // a shell's `>>`) may have changed the file since it was read.
     if !unchanged(path, now.as_ref())? {
@@ -454,15 +534,20 @@ pub fn replace(
     }
     std::fs::rename(&temp.path, path).map_err(SafeFileError::io("cannot replace", path))?;
     temp.placed = true;
-    lock.sync()
-        .map_err(SafeFileError::io("cannot sync the directory of", path))?;
-    if let (Some(old), Some(now)) = (&old, &now) {
-        carry_over(path, old, now.bytes.len() as u64).map_err(SafeFileError::io(
-            "cannot carry over what was appended to",
-            path,
-        ))?;
+    // The file is in place: what fails from here on is said, not an error.
+    let mut after = Vec::new();
+    if let Err(err) = lock.sync() {
+        after.push(format!("the directory was not synced ({err})"));
     }
-    Ok(())
+    if let (true, Some(old), Some(now)) = (how.carry_appends, &old, &now) {
+        if let Err(err) = carry_over(path, old, now.bytes.len() as u64) {
+            after.push(format!(
+                "what another program appended meanwhile may not have been carried over ({err})"
+            ));
+        }
+    }
+    done.after = (!after.is_empty()).then(|| after.join("; "));
+    Ok(done)
 }
 
 /// Carries over to the new file at `path` what a writer that does not
@@ -520,13 +605,15 @@ where
             return Ok(Updated {
                 before: current,
                 written: None,
+                replaced: Replaced::default(),
             });
         };
         match replace(path, current.as_ref(), &new, how) {
-            Ok(()) => {
+            Ok(replaced) => {
                 return Ok(Updated {
                     before: current,
                     written: Some(new),
+                    replaced,
                 })
             }
             Err(SafeFileError::Changed { .. }) if tries < TRIES => {
@@ -544,6 +631,8 @@ pub struct Updated {
     pub before: Option<Current>,
     /// The bytes written, when the edit changed anything.
     pub written: Option<Vec<u8>>,
+    /// What the replacement did besides.
+    pub replaced: Replaced,
 }
 
 /// Copies `current`, the content of `path` as read, beside it under a name
@@ -750,6 +839,7 @@ mod tests {
         std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o640)).unwrap();
         let current = read(&path).unwrap().unwrap();
         replace(&path, Some(&current), b"{\"a\": 1}", &Replace::default()).unwrap();
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
         assert_eq!(std::fs::read(&path).unwrap(), b"{\"a\": 1}");
         assert_eq!(mode_of(&path), 0o640);
         let names: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
@@ -758,7 +848,7 @@ mod tests {
         let new = dir.path().join("new.json");
         let how = Replace {
             new_mode: 0o600,
-            check: None,
+            ..Replace::default()
         };
         replace(&new, None, b"{}", &how).unwrap();
         assert_eq!(mode_of(&new), 0o600);
@@ -846,6 +936,38 @@ mod tests {
         ));
         assert_eq!(std::fs::read(&target).unwrap(), b"keep");
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 3);
+    }
+
+    #[test]
+    fn a_huge_file_is_refused_without_reading_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("sparse.yaml");
+        let file = File::create(&path).unwrap();
+        file.set_len(1 << 40).unwrap();
+        assert!(matches!(read(&path), Err(SafeFileError::TooLarge { .. })));
+    }
+
+    #[test]
+    fn a_backup_is_made_only_once_every_check_passed() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.json");
+        std::fs::write(&path, "{}").unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o444)).unwrap();
+        let current = read(&path).unwrap().unwrap();
+        let how = Replace {
+            back_up: true,
+            ..Replace::default()
+        };
+        assert!(replace(&path, Some(&current), b"[]", &how).is_err());
+        assert_eq!(
+            std::fs::read_dir(dir.path()).unwrap().count(),
+            1,
+            "no backup"
+        );
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
+        let current = read(&path).unwrap().unwrap();
+        let done = replace(&path, Some(&current), b"[]", &how).unwrap();
+        assert_eq!(std::fs::read(done.backup.unwrap()).unwrap(), b"{}");
     }
 
     #[test]

@@ -186,6 +186,19 @@ fn a_project_others_could_have_written_is_not_loaded_and_status_says_why() {
         )),
         "{status}"
     );
+    // Nor written to.
+    let err = add(&daemon, &work, "a lesson for the shared place").unwrap_err();
+    assert!(
+        err.contains("memd does not load this project's knowledge"),
+        "{err}"
+    );
+    // Its owner fixes the mode: the next prompt from there loads it.
+    std::fs::set_permissions(&shared, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let out = daemon.json(&["query", "--task", "how do I fix the build", "--cwd", &cwd]);
+    let block = out["ok"]["answer"]["block"].as_str().unwrap_or_default();
+    assert!(block.contains("planted"), "{block}");
+    let status = stdout(&daemon.memctl(&["status"]));
+    assert!(!status.contains("not loaded:"), "{status}");
     // Another user's `.memd` (needs root to make one).
     // SAFETY: geteuid cannot fail.
     if unsafe { libc::geteuid() } != 0 {

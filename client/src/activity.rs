@@ -80,7 +80,8 @@ fn keep_newer_half(path: &std::path::Path) {
         .map_or(bytes.len(), |i| cut + i + 1);
     let how = memd::safe_file::Replace {
         new_mode: 0o600,
-        check: None,
+        carry_appends: true,
+        ..Default::default()
     };
     let _ = memd::safe_file::replace(path, Some(&current), &bytes[start..], &how);
 }

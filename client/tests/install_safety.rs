@@ -291,8 +291,30 @@ fn special_and_read_only_files_are_refused_without_hanging_or_litter() {
     assert!(said(&out).contains("a directory"), "{}", said(&out));
     assert_eq!(names(&home.path().join(".claude")), ["settings.json"]);
     std::fs::remove_dir(&settings).unwrap();
-    // Read-only: respected, and said.
+    // Read-only, and the last file the install comes to: refused before
+    // anything is written or backed up.
     std::fs::write(&settings, "{}\n").unwrap();
+    let account = home.path().join(".claude.json");
+    std::fs::write(&account, "{}\n").unwrap();
+    std::fs::set_permissions(&account, std::fs::Permissions::from_mode(0o400)).unwrap();
+    let out = install(home.path(), &[]);
+    assert_eq!(out.status.code(), Some(2), "{}", said(&out));
+    assert!(
+        said(&out).contains(".claude.json: read-only"),
+        "{}",
+        said(&out)
+    );
+    assert_eq!(std::fs::read_to_string(&settings).unwrap(), "{}\n");
+    assert!(!home.path().join(".codex").exists(), "{}", said(&out));
+    assert_eq!(
+        names(home.path())
+            .iter()
+            .filter(|n| n.contains("memd-backup"))
+            .count(),
+        0
+    );
+    std::fs::remove_file(&account).unwrap();
+    // Read-only: respected, and said.
     std::fs::set_permissions(&settings, std::fs::Permissions::from_mode(0o444)).unwrap();
     let out = install(home.path(), &[]);
     assert_eq!(out.status.code(), Some(2), "{}", said(&out));

@@ -286,8 +286,12 @@ impl Handler {
         };
         let repo = {
             let mut places = self.shared.places.lock().unwrap_or_else(|e| e.into_inner());
-            if places.contains_key(place) {
-                return;
+            match places.get(place) {
+                // A project refused before is looked at again: its owner
+                // may have fixed what was wrong.
+                Some(Some(repo)) if self.shared.read().refused_projects.contains_key(repo) => {}
+                Some(_) => return,
+                None => {}
             }
             let repo = repository_of(Path::new(place));
             // A cache, not a record: emptied when full (resolving a place
@@ -302,9 +306,15 @@ impl Handler {
         // Another user's project, or one others may write to, is never
         // loaded: its text would reach this user's prompt.
         if let Some(why) = crate::knowledge::trust::distrust_project(&repo) {
-            tracing::warn!("not loading the project {}: {why}", repo.display());
-            self.shared.write().refused_projects.insert(repo, why);
+            let mut k = self.shared.write();
+            if k.refused_projects.get(&repo) != Some(&why) {
+                tracing::warn!("not loading the project {}: {why}", repo.display());
+                k.refused_projects.insert(repo, why);
+            }
             return;
+        }
+        if self.shared.write().refused_projects.remove(&repo).is_some() {
+            tracing::info!("the project {} is trusted now: loading it", repo.display());
         }
         let (tx, rx) = mpsc::channel();
         if self.indexer.send(Message::Register(repo, tx)).is_ok() {

@@ -143,9 +143,10 @@ pub fn feedback(
         return internal(err);
     }
     tracing::info!(
-        "feedback on {id}: {} for [{}]{}",
+        "feedback on {}: {} for [{}]{}",
+        loggable(id),
         if relevant { "relevant" } else { "irrelevant" },
-        judgement.tags.join(", "),
+        loggable(&judgement.tags.join(", ")),
         note.map(|n| format!(": {}", loggable(n)))
             .unwrap_or_default()
     );

@@ -63,6 +63,12 @@ fn write(handler: &Handler, new: &NewItem) -> Result<(String, PathBuf), WriteErr
                     "{place} is not inside a repository (no .git or .memd above it); use the personal scope"
                 ))
             })?;
+            // What memd would not load, it does not write to either.
+            if let Some(why) = crate::knowledge::trust::distrust_project(&repo) {
+                return Err(WriteError::Place(format!(
+                    "memd does not load this project's knowledge ({why}): nothing is written there"
+                )));
+            }
             let scope = handler.shared.read().engine.scope_of(&new.query);
             (repo.join(".memd"), scope)
         }
@@ -81,7 +87,19 @@ fn write(handler: &Handler, new: &NewItem) -> Result<(String, PathBuf), WriteErr
     safe_file::own_dir(&dir, 0o755, new.scope == AddScope::Personal)?;
     let path = dir.join(append::file_name(new.kind));
     let mut id = String::new();
-    safe_file::update(&path, &safe_file::Replace::default(), |current| {
+    let how = safe_file::Replace {
+        carry_appends: true,
+        ..safe_file::Replace::default()
+    };
+    let updated = safe_file::update(&path, &how, |current| {
+        if let Some(why) =
+            current.and_then(|c| crate::knowledge::trust::distrust_mode(c.mode, c.gid))
+        {
+            return Err(WriteError::Place(format!(
+                "{} is {why}: memd does not load it, so nothing is written to it",
+                path.display()
+            )));
+        }
         let existing = current
             .map(|c| {
                 std::str::from_utf8(&c.bytes)
@@ -103,6 +121,9 @@ fn write(handler: &Handler, new: &NewItem) -> Result<(String, PathBuf), WriteErr
             }
         })
     })?;
+    if let Some(after) = updated.replaced.after {
+        tracing::warn!("{}: written, but {after}", path.display());
+    }
     let (tx, rx) = mpsc::channel();
     if handler
         .indexer

@@ -5,8 +5,9 @@
 //! text into this user's agent. A directory or file is trusted when it is
 //! owned by this user or by root, and writable by nobody else: not by
 //! others, and not by its group unless that group is this user's own
-//! private group (the usual `umask 002` setup, where the group has no other
-//! member).
+//! private group (the usual `umask 002` setup: the user's primary group,
+//! named after the user, with no other member; a group that cannot be
+//! looked up is not).
 
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
@@ -19,50 +20,60 @@ pub fn distrust(meta: &std::fs::Metadata) -> Option<String> {
     if uid != own_uid() && uid != 0 {
         return Some(format!("owned by another user (uid {uid})"));
     }
-    let mode = meta.mode();
+    distrust_mode(meta.mode(), meta.gid())
+}
+
+/// Why a file or directory of this mode and group is not trusted: others
+/// may write to it, or a group that is not this user's own.
+pub fn distrust_mode(mode: u32, gid: u32) -> Option<String> {
     if mode & 0o002 != 0 {
         return Some(format!(
             "writable by every user (mode {:03o})",
             mode & 0o777
         ));
     }
-    if mode & 0o020 != 0 && !own_private_group(meta.gid()) {
+    if mode & 0o020 != 0 && !own_private_group(gid) {
         return Some(format!(
-            "writable by its group (gid {}, mode {:03o}), which is not this user's own",
-            meta.gid(),
+            "writable by its group (gid {gid}, mode {:03o}), which is not this user's own",
             mode & 0o777
         ));
     }
     None
 }
 
-/// Whether `gid` is this user's own private group: the user's primary
-/// group, with no other member listed.
+/// Whether `gid` is this user's own private group, as `useradd` makes one
+/// (USERGROUPS_ENAB): the user's primary group, named after the user, with
+/// no other member listed. Anything that cannot be looked up is not.
 fn own_private_group(gid: u32) -> bool {
     // SAFETY: getegid takes nothing and cannot fail.
     if gid != unsafe { libc::getegid() } {
         return false;
     }
+    let Some(me) = own_name() else {
+        return false;
+    };
     let mut group: libc::group = unsafe { std::mem::zeroed() };
-    let mut buf = vec![0 as libc::c_char; 16 * 1024];
+    let mut buf = vec![0 as libc::c_char; 64 * 1024];
     let mut found: *mut libc::group = std::ptr::null_mut();
     // SAFETY: every pointer is valid for the call, the buffer's length is
     // its own; the result points into `group` and `buf`, read before they go.
     let rc = unsafe { libc::getgrgid_r(gid, &mut group, buf.as_mut_ptr(), buf.len(), &mut found) };
-    if rc != 0 || found.is_null() {
-        // No entry for it: nobody else can be named a member.
-        return true;
+    if rc != 0 || found.is_null() || group.gr_name.is_null() {
+        return false;
+    }
+    // SAFETY: gr_name points into `buf`, NUL-terminated.
+    let name = unsafe { std::ffi::CStr::from_ptr(group.gr_name) }.to_string_lossy();
+    if name != me {
+        return false;
     }
     let mut members = group.gr_mem;
     if members.is_null() {
         return true;
     }
-    let me = own_name();
     // SAFETY: gr_mem is a NULL-terminated array of C strings in `buf`.
     unsafe {
         while !(*members).is_null() {
-            let name = std::ffi::CStr::from_ptr(*members).to_string_lossy();
-            if Some(name.as_ref()) != me.as_deref() {
+            if std::ffi::CStr::from_ptr(*members).to_string_lossy() != me {
                 return false;
             }
             members = members.add(1);
@@ -74,7 +85,7 @@ fn own_private_group(gid: u32) -> bool {
 /// This user's login name, if the password database has one.
 fn own_name() -> Option<String> {
     let mut pw: libc::passwd = unsafe { std::mem::zeroed() };
-    let mut buf = vec![0 as libc::c_char; 16 * 1024];
+    let mut buf = vec![0 as libc::c_char; 64 * 1024];
     let mut found: *mut libc::passwd = std::ptr::null_mut();
     // SAFETY: as in `own_private_group`.
     let rc =

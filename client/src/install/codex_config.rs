@@ -332,7 +332,7 @@ pub fn configure_codex(path: &Path, key: &str, server: &Server) -> Result<Plan, 
     let read = files::read(path, Place::User)?;
     let edit = edit(read.text()?, key, server);
     Ok(match edit.new {
-        Some(new) => match files::plan(read, new, files::PRIVATE, files::is_toml) {
+        Some(new) => match files::plan(read, new, files::PRIVATE, files::is_toml)? {
             Plan::Write(write) => Plan::Write(Write {
                 detail: edit.refused,
                 ..write

@@ -123,23 +123,26 @@ pub struct Write {
     pub detail: Option<String>,
 }
 
-/// `content` for the file `read`, unless it holds that already.
+/// `content` for the file `read`, unless it holds that already; an error
+/// when the file could not be written (read-only, or in a directory this
+/// user cannot write to), so that nothing is written.
 pub fn plan(
     read: Read,
     content: String,
     new_mode: u32,
     check: fn(&[u8]) -> Result<(), String>,
-) -> Plan {
+) -> Result<Plan, String> {
     if read.current.as_ref().map(|c| c.bytes.as_slice()) == Some(content.as_bytes()) {
-        return Plan::Done(Step::new(&read.named, Outcome::Unchanged));
+        return Ok(Plan::Done(Step::new(&read.named, Outcome::Unchanged)));
     }
-    Plan::Write(Write {
+    safe_file::check_writable(&read.real, read.current.as_ref()).map_err(|e| e.to_string())?;
+    Ok(Plan::Write(Write {
         read,
         content,
         new_mode,
         check,
         detail: None,
-    })
+    }))
 }
 
 /// A file the install owns whole (a service unit): `content`, where the
@@ -147,7 +150,7 @@ pub fn plan(
 pub fn plan_file(path: &Path, content: &str, new_mode: u32) -> Result<Plan, String> {
     let read = read(path, Place::User)?;
     read.text()?;
-    Ok(plan(read, content.to_string(), new_mode, |_| Ok(())))
+    plan(read, content.to_string(), new_mode, |_| Ok(()))
 }
 
 /// Carries out one planned write (with `dry_run`, says what it would
@@ -174,26 +177,25 @@ pub fn apply(write: Write, dry_run: bool) -> Result<Step, String> {
             safe_file::own_dir(dir, mode, false).map_err(|e| e.to_string())?;
         }
     }
-    let backup = read
-        .current
-        .as_ref()
-        .map(|current| safe_file::back_up(&read.real, current))
-        .transpose()
-        .map_err(|e| e.to_string())?;
     let how = Replace {
         new_mode,
         check: Some(&check),
+        back_up: true,
+        carry_appends: false,
     };
-    safe_file::replace(&read.real, read.current.as_ref(), content.as_bytes(), &how).map_err(
-        |e| match e {
+    let replaced = safe_file::replace(&read.real, read.current.as_ref(), content.as_bytes(), &how)
+        .map_err(|e| match e {
             safe_file::SafeFileError::Changed { .. } => {
                 format!("{e}: it changed after memd read it; run the install again")
             }
             e => e.to_string(),
-        },
-    )?;
+        })?;
+    let detail = match (detail, replaced.after) {
+        (Some(a), Some(b)) => Some(format!("{a}; {b}")),
+        (a, b) => a.or(b),
+    };
     Ok(Step {
-        backup,
+        backup: replaced.backup,
         detail,
         ..Step::new(&read.named, Outcome::Written)
     })

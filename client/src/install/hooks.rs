@@ -170,7 +170,7 @@ pub fn install_hooks(
         Place::User => files::PRIVATE,
         Place::Project(_) => files::SHARED,
     };
-    Ok(files::plan(read, json_text(&doc)?, mode, files::is_json))
+    files::plan(read, json_text(&doc)?, mode, files::is_json)
 }
 
 #[cfg(test)]

@@ -1,10 +1,9 @@
 //! memd's MCP server (`memctl mcp`) registered with the agents, as their
 //! own commands would: Claude Code's user scope (`mcpServers.memd` in
 //! `~/.claude.json`, what `claude mcp add --scope user` writes) and Codex's
-//! `[mcp_servers.memd]` table in `~/.codex/config.toml`. The TOML file is
-//! the user's and is edited as text (the table appended, or its `command`
-//! and `args` lines replaced), then read back: an edit that would not read
-//! as memd's server is not made, and the user is told what to write.
+//! `[mcp_servers.memd]` table in `~/.codex/config.toml`, which
+//! `codex_config` edits as a TOML document in the same write as Codex's
+//! hooks feature.
 //!
 //! memd's tools run without asking, except `remember`, which writes into
 //! the repository (its `.memd/`) and so is the user's to approve: in Codex,
@@ -120,12 +119,7 @@ pub fn register_claude(path: &Path, options: &Options) -> Result<Plan, String> {
         NAME.to_string(),
         json!({"type": "stdio", "command": server.command, "args": server.args, "env": env}),
     );
-    Ok(files::plan(
-        read,
-        json_text(&doc)?,
-        files::PRIVATE,
-        files::is_json,
-    ))
+    files::plan(read, json_text(&doc)?, files::PRIVATE, files::is_json)
 }
 
 /// Lets Claude Code run memd's [`APPROVED`] tools without asking: each
