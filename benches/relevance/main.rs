@@ -13,10 +13,29 @@
 //!   precision and recall of the items it injects, and how many items are
 //!   injected on prompts nothing is about.
 //!
+//! Two labelled sets are measured, each reported on its own:
+//!
+//! - `ours`: the hand-written set above;
+//! - `manpages`: 2,426 items made from the documented pitfalls, notes and
+//!   examples of real manual pages (`tools/manpage_corpus.py` writes them
+//!   from the machine's pages into a directory; their text is not
+//!   committed) with the prompts and labels in
+//!   `benches/relevance/manpages/cases.yaml`. It is measured when
+//!   `MEMD_BENCH_MANPAGES` names that directory. Its cases are split by a
+//!   hash of the prompt into a `fit` half, on which constants are chosen,
+//!   and a `report` half, on which they are reported.
+//!
+//! The block's figures: precision (relevant items shown / items shown), hit
+//! rate (targeted prompts with at least one relevant item shown), recall
+//! of the labelled items, the share of prompts about nothing that get no
+//! block, and items per prompt.
+//!
 //! `cargo bench --bench relevance`; `-- sweep` also prints recall and MRR
 //! for a grid of fusion weights and cosine floors (how the constants in
 //! `src/semantic/fuse.rs` were chosen); `-- cases` prints each case's
-//! ranking.
+//! ranking; `-- pool FILE` writes, per case of the man-page set, the items
+//! any variant ranks in its top 10 or shows that are not judged yet (the
+//! pool to review).
 
 #[path = "../support/mod.rs"]
 mod support;
@@ -29,6 +48,7 @@ use std::time::{Duration, Instant};
 
 use memd::config::Config;
 use memd::engine::{Engine, GLOBAL};
+use memd::knowledge::Body;
 use memd::semantic::{Fusion, Model};
 use serde::Deserialize;
 use serde_json::json;
@@ -39,21 +59,73 @@ struct Case {
     prompt: String,
     relevant: Vec<String>,
     kind: String,
+    /// Items reviewed for this prompt and judged not relevant (the pool's
+    /// bookkeeping).
+    #[serde(default)]
+    not_relevant: Vec<String>,
+}
+
+impl Case {
+    /// `fit` or `report`, by a hash of the prompt: the same on every run.
+    fn half(&self) -> &'static str {
+        let hash = self.prompt.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+            (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3)
+        });
+        if hash % 2 == 0 {
+            "fit"
+        } else {
+            "report"
+        }
+    }
+}
+
+/// A labelled set: its knowledge and its cases.
+struct Set {
+    name: &'static str,
+    knowledge: PathBuf,
+    cases: Vec<Case>,
 }
 
 fn set_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/relevance")
 }
 
-fn cases() -> Vec<Case> {
-    let text = std::fs::read_to_string(set_dir().join("cases.yaml")).expect("cases.yaml");
-    serde_saphyr::from_str(&text).expect("cases.yaml parses")
+fn read_cases(path: &Path) -> Vec<Case> {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    serde_saphyr::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// The sets to measure: ours always, the man pages' when their corpus is
+/// there (and made from the pages the labels were made on).
+fn sets() -> Vec<Set> {
+    let mut sets = vec![Set {
+        name: "ours",
+        knowledge: set_dir().join("knowledge"),
+        cases: read_cases(&set_dir().join("cases.yaml")),
+    }];
+    let Some(dir) = std::env::var_os("MEMD_BENCH_MANPAGES").map(PathBuf::from) else {
+        println!("(the man-page set: `python3 tools/manpage_corpus.py DIR`, then MEMD_BENCH_MANPAGES=DIR)");
+        return sets;
+    };
+    let read = |p: &Path| std::fs::read_to_string(p).unwrap_or_default();
+    let made_on = read(&set_dir().join("manpages/packages.tsv"));
+    let here = read(&dir.join("PACKAGES.tsv"));
+    if made_on != here {
+        println!("warning: the man pages here are not the versions the labels were made on (benches/relevance/manpages/packages.tsv against {}/PACKAGES.tsv): figures may not compare", dir.display());
+    }
+    sets.push(Set {
+        name: "manpages",
+        knowledge: dir,
+        cases: read_cases(&set_dir().join("manpages/cases.yaml")),
+    });
+    sets
 }
 
 /// Recall and reciprocal rank, summed over cases.
 #[derive(Default, Clone, Copy)]
 struct Ranking {
     cases: usize,
+    recall1: f64,
     recall5: f64,
     recall10: f64,
     rr: f64,
@@ -69,6 +141,7 @@ impl Ranking {
                 / relevant.len() as f64
         };
         self.cases += 1;
+        self.recall1 += within(1);
         self.recall5 += within(5);
         self.recall10 += within(10);
         self.rr += ranked
@@ -80,7 +153,8 @@ impl Ranking {
     fn line(&self) -> String {
         let n = self.cases.max(1) as f64;
         format!(
-            "R@5 {:.3}  R@10 {:.3}  MRR {:.3}  ({} cases)",
+            "R@1 {:.3}  R@5 {:.3}  R@10 {:.3}  MRR {:.3}  ({} cases)",
+            self.recall1 / n,
             self.recall5 / n,
             self.recall10 / n,
             self.rr / n,
@@ -89,75 +163,160 @@ impl Ranking {
     }
 }
 
+/// The groups a case's figures count in: everything, its half (on a set
+/// that is split) and its kind.
+fn groups(case: &Case, split: bool) -> Vec<String> {
+    let mut groups = vec!["all".to_string()];
+    if split {
+        groups.push(format!("half {}", case.half()));
+    }
+    groups.push(format!("kind {}", case.kind));
+    groups
+}
+
 /// The ranking figures of `engine` over the cases that have relevant
-/// items: overall and per kind.
-fn rank(engine: &Engine, cases: &[Case], show: bool) -> (Ranking, BTreeMap<String, Ranking>) {
-    let mut all = Ranking::default();
-    let mut by_kind: BTreeMap<String, Ranking> = BTreeMap::new();
-    for case in cases.iter().filter(|c| !c.relevant.is_empty()) {
-        let ranked: Vec<String> = engine
-            .search(&case.prompt, 10, GLOBAL)
-            .into_iter()
-            .map(|h| h.id)
-            .collect();
+/// items, by group.
+fn rank(engine: &Engine, set: &Set, show: bool) -> BTreeMap<String, Ranking> {
+    let mut by: BTreeMap<String, Ranking> = BTreeMap::new();
+    for case in set.cases.iter().filter(|c| !c.relevant.is_empty()) {
+        let ranked = top10(engine, case);
         if show {
             println!(
                 "  [{}] {}\n      want {:?}\n      got  {:?}",
                 case.kind, case.prompt, case.relevant, ranked
             );
         }
-        all.add(&ranked, &case.relevant);
-        by_kind
-            .entry(case.kind.clone())
-            .or_default()
-            .add(&ranked, &case.relevant);
+        for group in groups(case, set.name != "ours") {
+            by.entry(group).or_default().add(&ranked, &case.relevant);
+        }
     }
-    (all, by_kind)
+    by
 }
 
-fn print_ranking(name: &str, (all, by_kind): &(Ranking, BTreeMap<String, Ranking>)) {
-    println!("{name:<22} {}", all.line());
-    for (kind, r) in by_kind {
-        println!("  {kind:<20} {}", r.line());
+/// What `memctl search` ranks first for a case's prompt.
+fn top10(engine: &Engine, case: &Case) -> Vec<String> {
+    engine
+        .search(&case.prompt, 10, GLOBAL)
+        .into_iter()
+        .map(|h| h.id)
+        .collect()
+}
+
+fn print_ranking(name: &str, by: &BTreeMap<String, Ranking>) {
+    for (group, r) in by {
+        let label = if group == "all" {
+            name.to_string()
+        } else {
+            format!("  {group}")
+        };
+        println!("{label:<22} {}", r.line());
     }
 }
 
-fn engine_with(model: Option<Arc<Model>>) -> Engine {
+fn engine_with(model: Option<Arc<Model>>, knowledge: &Path) -> Engine {
     let mut engine = Engine::new(&Config::default());
     engine.set_model(model);
-    engine.load_roots(&[set_dir().join("knowledge")]);
+    engine.load_roots(&[knowledge.to_path_buf()]);
     engine
 }
 
 /// The injected block's figures, summed over cases.
-#[derive(Default)]
+#[derive(Default, Clone)]
 struct Block {
+    /// Prompts with relevant items, and those shown at least one of them.
+    targeted: usize,
+    hit: usize,
+    /// Items shown on targeted prompts, and the relevant ones among them.
     shown: usize,
     relevant_shown: usize,
+    /// Labelled items of targeted prompts.
     relevant: usize,
-    /// Items injected on prompts nothing is about, and those prompts.
-    on_none: usize,
+    /// Prompts about nothing, those given no block, and the items they got.
     none_cases: usize,
-    by_kind: BTreeMap<String, (usize, usize, usize)>,
+    none_empty: usize,
+    on_none: usize,
 }
 
-/// The known ids that appear in `block` as whole ids.
-fn ids_in(block: &str, ids: &[String]) -> Vec<String> {
-    let boundary =
-        |c: Option<char>| c.is_none_or(|c| !(c.is_alphanumeric() || c == '-' || c == '_'));
-    ids.iter()
-        .filter(|id| {
-            block.match_indices(id.as_str()).any(|(at, _)| {
+impl Block {
+    fn add(&mut self, case: &Case, shown: &[String]) {
+        if case.relevant.is_empty() {
+            self.none_cases += 1;
+            self.none_empty += usize::from(shown.is_empty());
+            self.on_none += shown.len();
+            return;
+        }
+        let hits = shown.iter().filter(|id| case.relevant.contains(id)).count();
+        self.targeted += 1;
+        self.hit += usize::from(hits > 0);
+        self.shown += shown.len();
+        self.relevant_shown += hits;
+        self.relevant += case.relevant.len();
+    }
+
+    fn line(&self) -> String {
+        let ratio = |a: usize, b: usize| if b == 0 { 0.0 } else { a as f64 / b as f64 };
+        format!(
+            "precision {:.3}  hit rate {:.3}  recall {:.3}  items/prompt {:.2}  | about nothing: {}/{} no block, {:.2} items/prompt",
+            ratio(self.relevant_shown, self.shown),
+            ratio(self.hit, self.targeted),
+            ratio(self.relevant_shown, self.relevant),
+            ratio(self.shown, self.targeted),
+            self.none_empty,
+            self.none_cases,
+            ratio(self.on_none, self.none_cases),
+        )
+    }
+}
+
+/// How to tell from a block which items it holds: the id, for the kinds
+/// whose lines carry it; a gotcha's line carries its title instead.
+fn markers(engine: &Engine) -> Vec<(String, String)> {
+    let one_line = |t: &str| t.split_whitespace().collect::<Vec<_>>().join(" ");
+    let mut markers: Vec<(String, String)> = engine
+        .files()
+        .values()
+        .flat_map(|f| f.items.iter())
+        .map(|item| {
+            let marker = match &item.body {
+                Body::Gotcha(g) => format!("- \"{}\" → ", one_line(&g.title)),
+                _ => item.id.clone(),
+            };
+            (item.id.clone(), marker)
+        })
+        .collect();
+    markers.sort();
+    markers.dedup();
+    markers
+}
+
+/// The items whose marker appears in `block` (an id as a whole word).
+fn shown_in(block: &str, markers: &[(String, String)]) -> Vec<String> {
+    let boundary = |c: Option<char>| {
+        c.is_none_or(|c| !(c.is_alphanumeric() || c == '-' || c == '_' || c == '.'))
+    };
+    markers
+        .iter()
+        .filter(|(id, marker)| {
+            if marker != id {
+                return block.contains(marker.as_str());
+            }
+            block.match_indices(marker.as_str()).any(|(at, _)| {
                 boundary(block[..at].chars().next_back())
-                    && boundary(block[at + id.len()..].chars().next())
+                    && boundary(block[at + marker.len()..].chars().next())
             })
         })
-        .cloned()
+        .map(|(id, _)| id.clone())
         .collect()
 }
 
-/// Every case through the real hook and daemon, the tier on or off.
-fn block(memctl: &Path, semantic: bool, cases: &[Case], ids: &[String], show: bool) -> Block {
+/// Every case of `set` through the real hook and daemon, the tier on or
+/// off: the items each block showed, in case order.
+fn blocks(
+    memctl: &Path,
+    semantic: bool,
+    set: &Set,
+    markers: &[(String, String)],
+) -> Vec<Vec<String>> {
     let dir = tempfile::tempdir().unwrap();
     let run = dir.path().join("run");
     std::fs::create_dir(&run).unwrap();
@@ -171,15 +330,10 @@ fn block(memctl: &Path, semantic: bool, cases: &[Case], ids: &[String], show: bo
     .unwrap();
     let work = dir.path().join("work");
     std::fs::create_dir(&work).unwrap();
-    let mut daemon = memd_serve(
-        &config,
-        &dir.path().join("data"),
-        &socket,
-        &set_dir().join("knowledge"),
-    )
-    .stderr(Stdio::null())
-    .spawn()
-    .unwrap();
+    let mut daemon = memd_serve(&config, &dir.path().join("data"), &socket, &set.knowledge)
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
     let memctl_cmd = |args: &[&str]| {
         let mut command = Command::new(memctl);
         command
@@ -202,8 +356,8 @@ fn block(memctl: &Path, semantic: bool, cases: &[Case], ids: &[String], show: bo
         );
         std::thread::sleep(Duration::from_millis(20));
     }
-    let mut out = Block::default();
-    for (n, case) in cases.iter().enumerate() {
+    let mut shown = Vec::new();
+    for (n, case) in set.cases.iter().enumerate() {
         let input = json!({
             "session_id": format!("relevance-{n}"),
             "transcript_path": dir.path().join(format!("{n}.jsonl")).display().to_string(),
@@ -215,124 +369,144 @@ fn block(memctl: &Path, semantic: bool, cases: &[Case], ids: &[String], show: bo
             &mut memctl_cmd(&["hook", "claude", "UserPromptSubmit"]),
             &input,
         );
-        let shown = ids_in(&context, ids);
-        let hits = shown.iter().filter(|id| case.relevant.contains(id)).count();
+        shown.push(shown_in(&context, markers));
+    }
+    let _ = daemon.kill();
+    let _ = daemon.wait();
+    shown
+}
+
+/// The block figures of `shown` (per case), by group.
+fn block_figures(set: &Set, shown: &[Vec<String>], show: bool) -> BTreeMap<String, Block> {
+    let mut by: BTreeMap<String, Block> = BTreeMap::new();
+    for (case, shown) in set.cases.iter().zip(shown) {
         if show {
             println!(
                 "  [{}] {}\n      want {:?}\n      shown {:?}",
                 case.kind, case.prompt, case.relevant, shown
             );
         }
-        if case.relevant.is_empty() {
-            out.none_cases += 1;
-            out.on_none += shown.len();
+        for group in groups(case, set.name != "ours") {
+            by.entry(group).or_default().add(case, shown);
         }
-        out.shown += shown.len();
-        out.relevant_shown += hits;
-        out.relevant += case.relevant.len();
-        let k = out.by_kind.entry(case.kind.clone()).or_default();
-        k.0 += shown.len();
-        k.1 += hits;
-        k.2 += case.relevant.len();
     }
-    let _ = daemon.kill();
-    let _ = daemon.wait();
-    out
+    by
 }
 
-fn print_block(name: &str, b: &Block) {
-    let ratio = |a: usize, b: usize| if b == 0 { 0.0 } else { a as f64 / b as f64 };
-    println!(
-        "{name:<22} precision {:.3}  recall {:.3}  shown {}  ({} relevant of {}); {} items on {} prompts about nothing",
-        ratio(b.relevant_shown, b.shown),
-        ratio(b.relevant_shown, b.relevant),
-        b.shown,
-        b.relevant_shown,
-        b.relevant,
-        b.on_none,
-        b.none_cases
-    );
-    for (kind, (shown, hits, relevant)) in &b.by_kind {
-        println!(
-            "  {kind:<20} precision {:.3}  recall {:.3}  shown {shown}",
-            ratio(*hits, *shown),
-            ratio(*hits, *relevant)
-        );
+fn print_block(name: &str, by: &BTreeMap<String, Block>) {
+    for (group, b) in by {
+        let label = if group == "all" {
+            name.to_string()
+        } else {
+            format!("  {group}")
+        };
+        println!("{label:<22} {}", b.line());
     }
 }
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let show = args.iter().any(|a| a == "cases");
-    let cases = cases();
+    let pool = args
+        .iter()
+        .position(|a| a == "pool")
+        .and_then(|i| args.get(i + 1))
+        .map(PathBuf::from);
     // `MEMD_BENCH_MODEL=DIR`: another model2vec model, for the ranking.
     let model = Arc::new(match std::env::var_os("MEMD_BENCH_MODEL") {
         Some(dir) => Model::load(Path::new(&dir)).expect("the model loads"),
         None => Model::built_in().expect("the built-in model loads"),
     });
-    println!(
-        "labelled set: {} cases ({} about nothing); model {} ({} dims)",
-        cases.len(),
-        cases.iter().filter(|c| c.relevant.is_empty()).count(),
-        model.name(),
-        model.dims()
-    );
+    let memctl = memctl_path();
+    for set in sets() {
+        println!(
+            "\n## Set `{}`: {} cases ({} about nothing); model {} ({} dims)",
+            set.name,
+            set.cases.len(),
+            set.cases.iter().filter(|c| c.relevant.is_empty()).count(),
+            model.name(),
+            model.dims()
+        );
+        println!("\n# Ranking (memctl search, top 10)");
+        let lexical = engine_with(None, &set.knowledge);
+        println!("{} items", all_ids(&lexical).len());
+        print_ranking("lexical", &rank(&lexical, &set, show));
+        let mut fused = engine_with(Some(model.clone()), &set.knowledge);
+        print_ranking("fused", &rank(&fused, &set, show));
+        if args.iter().any(|a| a == "sweep") {
+            sweep(&mut fused, &set);
+        }
 
-    println!("\n# Ranking (memctl search, top 10)");
-    let lexical = engine_with(None);
-    print_ranking("lexical", &rank(&lexical, &cases, show));
-    let mut fused = engine_with(Some(model.clone()));
-    print_ranking("fused", &rank(&fused, &cases, show));
-    let default = Fusion::DEFAULT;
+        println!("\n# The injected block (memctl hook claude UserPromptSubmit, real daemon)");
+        let markers = markers(&lexical);
+        let off = blocks(&memctl, false, &set, &markers);
+        print_block("semantic off", &block_figures(&set, &off, show));
+        let on = blocks(&memctl, true, &set, &markers);
+        print_block("semantic on", &block_figures(&set, &on, show));
+
+        if let (Some(path), "manpages") = (&pool, set.name) {
+            let mut pools = Vec::new();
+            for (n, case) in set.cases.iter().enumerate() {
+                let mut ids: BTreeSet<String> = BTreeSet::new();
+                ids.extend(top10(&lexical, case));
+                ids.extend(top10(&fused, case));
+                ids.extend(off[n].iter().cloned());
+                ids.extend(on[n].iter().cloned());
+                ids.retain(|id| !case.relevant.contains(id) && !case.not_relevant.contains(id));
+                pools.push(json!({"case": n, "prompt": case.prompt, "unjudged": ids}));
+            }
+            std::fs::write(path, serde_json::to_string_pretty(&pools).unwrap()).unwrap();
+            println!("pool written to {}", path.display());
+        }
+    }
+}
+
+/// The cosine distributions and the fusion grid (how `Fusion::DEFAULT`
+/// was chosen); leaves the default in place.
+fn sweep(fused: &mut Engine, set: &Set) {
+    let (mut rel, mut other) = (Vec::new(), Vec::new());
+    for case in &set.cases {
+        for hit in fused.search(&case.prompt, 1000, GLOBAL) {
+            if case.relevant.contains(&hit.id) {
+                rel.push(hit.similarity);
+            } else {
+                other.push(hit.similarity);
+            }
+        }
+    }
+    for (name, v) in [("relevant", &mut rel), ("other", &mut other)] {
+        if v.is_empty() {
+            continue;
+        }
+        v.sort_by(f64::total_cmp);
+        let at = |q: f64| v[((v.len() - 1) as f64 * q) as usize];
+        println!(
+            "cosine of {name} pairs: p10 {:.2} p50 {:.2} p90 {:.2} p99 {:.2}",
+            at(0.1),
+            at(0.5),
+            at(0.9),
+            at(0.99)
+        );
+    }
     fused.semantic_mut().unwrap().set_fusion(Fusion {
         lexical: 0.0,
         semantic: 1.0,
         floor: 0.0,
     });
-    print_ranking("cosine alone", &rank(&fused, &cases, false));
-    if args.iter().any(|a| a == "sweep") {
-        // The cosines of relevant and other (prompt, item) pairs.
-        let (mut rel, mut other) = (Vec::new(), Vec::new());
-        for case in &cases {
-            for hit in fused.search(&case.prompt, 1000, GLOBAL) {
-                if case.relevant.contains(&hit.id) {
-                    rel.push(hit.similarity);
-                } else {
-                    other.push(hit.similarity);
-                }
-            }
-        }
-        for (name, v) in [("relevant", &mut rel), ("other", &mut other)] {
-            v.sort_by(f64::total_cmp);
-            let at = |q: f64| v[((v.len() - 1) as f64 * q) as usize];
-            println!(
-                "cosine of {name} pairs: p10 {:.2} p50 {:.2} p90 {:.2} p99 {:.2}",
-                at(0.1),
-                at(0.5),
-                at(0.9),
-                at(0.99)
-            );
-        }
-        println!("\n# Fusion grid: lexical 1.0 + W x cosine above FLOOR");
-        for floor in [0.3f32, 0.4, 0.5, 0.6, 0.7] {
-            for w in [0.1f32, 0.2, 0.3, 0.5, 0.8] {
-                fused.semantic_mut().unwrap().set_fusion(Fusion {
-                    lexical: 1.0,
-                    semantic: w,
-                    floor,
-                });
-                let (all, _) = rank(&fused, &cases, false);
-                println!("floor {floor:.1} W {w:.1}: {}", all.line());
-            }
+    print_ranking("cosine alone", &rank(fused, set, false));
+    println!("\n# Fusion grid: lexical 1.0 + W x cosine above FLOOR");
+    for floor in [0.3f32, 0.4, 0.5, 0.6, 0.7] {
+        for w in [0.1f32, 0.2, 0.3, 0.5, 0.8] {
+            fused.semantic_mut().unwrap().set_fusion(Fusion {
+                lexical: 1.0,
+                semantic: w,
+                floor,
+            });
+            let all = rank(fused, set, false).remove("all").unwrap_or_default();
+            println!("floor {floor:.1} W {w:.1}: {}", all.line());
         }
     }
-    fused.semantic_mut().unwrap().set_fusion(default);
-
-    println!("\n# The injected block (memctl hook claude UserPromptSubmit, real daemon)");
-    let memctl = memctl_path();
-    let ids = all_ids(&lexical);
-    print_block("semantic off", &block(&memctl, false, &cases, &ids, show));
-    print_block("semantic on", &block(&memctl, true, &cases, &ids, show));
+    fused.semantic_mut().unwrap().set_fusion(Fusion::DEFAULT);
 }
 
 /// Every item id of the set.
