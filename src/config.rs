@@ -58,6 +58,12 @@ pub struct QueryDefaults {
     pub mode: Mode,
     /// Block size cap in characters.
     pub budget_chars: u32,
+    /// The prompt hook's block is one decision across kinds: only items
+    /// whose relevance estimate reaches the threshold, at most two
+    /// (`engine::relevance`). Off (the default until it also keeps the
+    /// learning bench's recall): each kind fills its own quota, as the
+    /// seeds alone would.
+    pub decide: bool,
 }
 
 impl Default for QueryDefaults {
@@ -65,6 +71,7 @@ impl Default for QueryDefaults {
         QueryDefaults {
             mode: Mode::Conservative,
             budget_chars: DEFAULT_BUDGET_CHARS,
+            decide: false,
         }
     }
 }

@@ -30,7 +30,8 @@
 //! drift session that showed a stale lesson as a kept one) on stderr;
 //! `MEMD_BENCH_TRACE=1` prints each verdict a session's lessons get, and
 //! why (a wrong verdict, a lesson shown on another topic, another scope);
-//! `MEMD_BENCH_SEMANTIC=off` runs the daemons with the semantic tier off.
+//! `MEMD_BENCH_SEMANTIC=off` runs the daemons with the semantic tier off;
+//! `MEMD_BENCH_DECIDE=off` without the decision to show on prompts.
 
 #[path = "../corpus/mod.rs"]
 mod corpus;
@@ -217,11 +218,12 @@ impl<'w> Run<'w> {
         std::fs::write(
             &config,
             format!(
-                "roots = []\n[daemon]\nlog = \"warn\"\n[evaluator]\ncommand = [{:?}, \"judge\", {:?}, \"{}\"]\ntimeout_ms = 20000\n[semantic]\nenabled = {}\n",
+                "roots = []\n[daemon]\nlog = \"warn\"\n[evaluator]\ncommand = [{:?}, \"judge\", {:?}, \"{}\"]\ntimeout_ms = 20000\n[semantic]\nenabled = {}\n[query]\ndecide = {}\n",
                 judge.display().to_string(),
                 dir.path().join("truth").display().to_string(),
                 judge_error(),
                 std::env::var("MEMD_BENCH_SEMANTIC").as_deref() != Ok("off"),
+                std::env::var("MEMD_BENCH_DECIDE").as_deref() != Ok("off"),
             ),
         )
         .unwrap();

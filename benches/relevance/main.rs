@@ -25,6 +25,11 @@
 //!   hash of the prompt into a `fit` half, on which constants are chosen,
 //!   and a `report` half, on which they are reported.
 //!
+//! The block is measured with each kind's own quota (`[query] decide =
+//! false`, the default) and with the decision to show (`decide = true`,
+//! `src/engine/relevance.rs`), whose model `-- fit` fits on the man-page
+//! set's fit half and reports on both halves and on our set.
+//!
 //! The block's figures: precision (relevant items shown / items shown), hit
 //! rate (targeted prompts with at least one relevant item shown), recall
 //! of the labelled items, the share of prompts about nothing that get no
@@ -47,6 +52,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use memd::config::Config;
+use memd::engine::relevance::{self, Evidence, FEATURES};
 use memd::engine::{Engine, GLOBAL};
 use memd::knowledge::Body;
 use memd::semantic::{Fusion, Model};
@@ -313,7 +319,7 @@ fn shown_in(block: &str, markers: &[(String, String)]) -> Vec<String> {
 /// off: the items each block showed, in case order.
 fn blocks(
     memctl: &Path,
-    semantic: bool,
+    (semantic, decide): (bool, bool),
     set: &Set,
     markers: &[(String, String)],
 ) -> Vec<Vec<String>> {
@@ -325,7 +331,7 @@ fn blocks(
     let config = dir.path().join("memd.toml");
     std::fs::write(
         &config,
-        format!("roots = []\n[daemon]\nlog = \"warn\"\n[semantic]\nenabled = {semantic}\n"),
+        format!("roots = []\n[daemon]\nlog = \"warn\"\n[semantic]\nenabled = {semantic}\n[query]\ndecide = {decide}\n"),
     )
     .unwrap();
     let work = dir.path().join("work");
@@ -417,8 +423,13 @@ fn main() {
         Some(dir) => Model::load(Path::new(&dir)).expect("the model loads"),
         None => Model::built_in().expect("the built-in model loads"),
     });
+    let sets = sets();
+    if args.iter().any(|a| a == "fit") {
+        fit(&sets, &model);
+        return;
+    }
     let memctl = memctl_path();
-    for set in sets() {
+    for set in sets {
         println!(
             "\n## Set `{}`: {} cases ({} about nothing); model {} ({} dims)",
             set.name,
@@ -439,10 +450,14 @@ fn main() {
 
         println!("\n# The injected block (memctl hook claude UserPromptSubmit, real daemon)");
         let markers = markers(&lexical);
-        let off = blocks(&memctl, false, &set, &markers);
+        let off = blocks(&memctl, (false, false), &set, &markers);
         print_block("semantic off", &block_figures(&set, &off, show));
-        let on = blocks(&memctl, true, &set, &markers);
+        let on = blocks(&memctl, (true, false), &set, &markers);
         print_block("semantic on", &block_figures(&set, &on, show));
+        for (name, semantic) in [("decision, tier off", false), ("decision, tier on", true)] {
+            let decided = blocks(&memctl, (semantic, true), &set, &markers);
+            print_block(name, &block_figures(&set, &decided, show));
+        }
 
         if let (Some(path), "manpages") = (&pool, set.name) {
             let mut pools = Vec::new();
@@ -457,6 +472,186 @@ fn main() {
             }
             std::fs::write(path, serde_json::to_string_pretty(&pools).unwrap()).unwrap();
             println!("pool written to {}", path.display());
+        }
+    }
+}
+
+/// One candidate's features and whether it is relevant, for the fit.
+struct Row {
+    case: usize,
+    features: [f64; FEATURES],
+    relevant: bool,
+}
+
+/// The decision's candidates for every case (the top 10 by similarity).
+fn rows(engine: &Engine, set: &Set) -> Vec<Row> {
+    let mut rows = Vec::new();
+    for (n, case) in set.cases.iter().enumerate() {
+        for c in engine.candidates(&case.prompt, 10, GLOBAL) {
+            rows.push(Row {
+                case: n,
+                features: c.evidence.features(),
+                relevant: case.relevant.contains(&c.id),
+            });
+        }
+    }
+    rows
+}
+
+/// Logistic regression by gradient descent (a small L2 penalty keeps the
+/// weights finite on separable data).
+fn fit_model(rows: &[&Row]) -> relevance::Model {
+    let mut w = [0f64; FEATURES];
+    let mut b = 0f64;
+    let n = rows.len().max(1) as f64;
+    for _ in 0..20_000 {
+        let mut gw = [0f64; FEATURES];
+        let mut gb = 0f64;
+        for row in rows {
+            let z = b + w.iter().zip(row.features).map(|(w, x)| w * x).sum::<f64>();
+            let p = 1.0 / (1.0 + (-z).exp());
+            let err = p - f64::from(u8::from(row.relevant));
+            gb += err;
+            for (g, x) in gw.iter_mut().zip(row.features) {
+                *g += err * x;
+            }
+        }
+        b -= 1.0 * gb / n;
+        for (wi, g) in w.iter_mut().zip(gw) {
+            *wi -= 1.0 * (g / n + 1e-3 * *wi);
+        }
+    }
+    relevance::Model {
+        intercept: b,
+        weights: w,
+    }
+}
+
+/// The block the decision would give each case of `cases` (ids of the
+/// rows shown), with `model` and `threshold`, at most `MAX_SHOWN`.
+fn decide(
+    set: &Set,
+    rows: &[Row],
+    model: &relevance::Model,
+    threshold: f64,
+    half: Option<&str>,
+) -> Block {
+    let mut block = Block::default();
+    for (n, case) in set.cases.iter().enumerate() {
+        if half.is_some_and(|h| case.half() != h) {
+            continue;
+        }
+        let mut shown: Vec<(f64, usize)> = rows
+            .iter()
+            .enumerate()
+            .filter(|(_, r)| r.case == n)
+            .map(|(i, r)| {
+                let e = relevance::Evidence {
+                    lexical: r.features[0],
+                    covered: r.features[1],
+                    cosine: r.features[2],
+                    named: r.features[3],
+                    lead: r.features[4],
+                };
+                (model.probability(&e), i)
+            })
+            .filter(|(p, _)| *p >= threshold)
+            .collect();
+        shown.sort_by(|a, b| b.0.total_cmp(&a.0));
+        shown.truncate(relevance::MAX_SHOWN);
+        // Stand-in ids: relevant rows by their case's first relevant id.
+        let ids: Vec<String> = shown
+            .iter()
+            .map(|&(_, i)| {
+                if rows[i].relevant {
+                    format!("relevant-{i}")
+                } else {
+                    format!("other-{i}")
+                }
+            })
+            .collect();
+        let relevant_ids: Vec<String> = rows
+            .iter()
+            .enumerate()
+            .filter(|(_, r)| r.case == n && r.relevant)
+            .map(|(i, _)| format!("relevant-{i}"))
+            .collect();
+        // The case's labels beyond its candidates still count as missed.
+        let mut relevant = relevant_ids.clone();
+        relevant
+            .extend((relevant_ids.len()..case.relevant.len()).map(|k| format!("missed-{n}-{k}")));
+        let stand_in = Case {
+            prompt: case.prompt.clone(),
+            relevant,
+            kind: case.kind.clone(),
+            not_relevant: Vec::new(),
+        };
+        block.add(&stand_in, &ids);
+    }
+    block
+}
+
+/// `-- fit`: the decision's model fitted on the man-page set's fit half,
+/// with the tier on and off, and the threshold curve on each half and on
+/// our set.
+fn fit(sets: &[Set], model: &Arc<Model>) {
+    let Some(manpages) = sets.iter().find(|s| s.name == "manpages") else {
+        println!("-- fit needs the man-page set (MEMD_BENCH_MANPAGES)");
+        return;
+    };
+    for tier in [true, false] {
+        let engines: Vec<(&Set, Engine)> = sets
+            .iter()
+            .map(|set| {
+                (
+                    set,
+                    engine_with(tier.then(|| model.clone()), &set.knowledge),
+                )
+            })
+            .collect();
+        let all_rows: Vec<(&Set, Vec<Row>)> = engines
+            .iter()
+            .map(|(set, engine)| (*set, rows(engine, set)))
+            .collect();
+        let man_rows = &all_rows
+            .iter()
+            .find(|(s, _)| s.name == "manpages")
+            .unwrap()
+            .1;
+        let fit_rows: Vec<&Row> = man_rows
+            .iter()
+            .filter(|r| manpages.cases[r.case].half() == "fit")
+            .collect();
+        let fitted = fit_model(&fit_rows);
+        println!(
+            "\n# Fitted (tier {}): intercept {:.3}, weights {}",
+            if tier { "on" } else { "off" },
+            fitted.intercept,
+            Evidence::NAMES
+                .iter()
+                .zip(fitted.weights)
+                .map(|(n, w)| format!("{n} {w:.3}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+        for threshold in [0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.4, 0.5] {
+            println!("threshold {threshold:.2}");
+            for (set, rows) in &all_rows {
+                let halves: &[Option<&str>] = if set.name == "manpages" {
+                    &[Some("fit"), Some("report")]
+                } else {
+                    &[None]
+                };
+                for half in halves {
+                    let b = decide(set, rows, &fitted, threshold, *half);
+                    println!(
+                        "  {:<8} {:<7} {}",
+                        set.name,
+                        half.unwrap_or("all"),
+                        b.line()
+                    );
+                }
+            }
         }
     }
 }

@@ -114,7 +114,9 @@ else on macOS $TMPDIR/memd.sock, else $TMPDIR/memd-$USER/memd.sock).
 Query options: --task TEXT, --agent ROLE, --product NAME, --repo NAME|PATH,
 --cwd DIR (default: the current directory), --path FILE, --os NAME,
 --mcp-server NAME, --tags A,B, --keywords A,B, --kinds A,B,
---mode conservative|aggressive, --budget CHARS, --session ID, --now RFC3339.
+--mode conservative|aggressive, --budget CHARS, --session ID, --now RFC3339,
+--prompt (as the prompt hook asks: only items the task is about, through the
+decision to show).
 ";
 
 fn main() -> ExitCode {
@@ -225,6 +227,9 @@ fn parse() -> Result<Option<Args>, Box<dyn std::error::Error>> {
                 let value = parser.value()?.string()?;
                 args.fields.push((name, value));
             }
+            // As the prompt hook asks: only what the task is about, through
+            // the decision to show.
+            Long("prompt") => q.task_match = true,
             Long("relevant") => args.relevant = Some(true),
             Long("irrelevant") => args.relevant = Some(false),
             Long("applied") => args.applied = true,

@@ -441,6 +441,30 @@ pub(super) fn explain(
             ));
         }
     }
+    // The decision to show on a prompt: the estimate, what it read, and
+    // the one threshold and cap it was held to.
+    let decided = engine.decide && query.task_match && embedded && !query.task.trim().is_empty();
+    if decided {
+        let (evidence, p) = engine.decision(&query.task, &sims).estimate(live);
+        let parts: Vec<String> = super::relevance::Evidence::NAMES
+            .iter()
+            .zip(evidence.features())
+            .map(|(n, v)| format!("{n} {v:.2}"))
+            .collect();
+        reasons.push(format!(
+            "relevance estimate {p:.2} from {} (the prompt's block keeps items at or above {}, at most {} across kinds, best estimate first)",
+            parts.join(", "),
+            super::relevance::SHOW_AT,
+            super::relevance::MAX_SHOWN,
+        ));
+        if p < super::relevance::SHOW_AT {
+            reasons.push(format!(
+                "estimate {p:.2} is below {}: not about this prompt",
+                super::relevance::SHOW_AT
+            ));
+        }
+        dims.insert("relevance".to_string(), p);
+    }
     reasons.push(match shown {
         Some(_) => "shown in this context".to_string(),
         None => "not shown in this context".to_string(),

@@ -14,6 +14,7 @@
 mod explain;
 mod features;
 mod learned;
+pub mod relevance;
 mod select;
 
 use std::borrow::Cow;
@@ -130,15 +131,24 @@ pub struct Engine {
     semantic: Option<Semantic>,
     learned: Learned,
     pub(crate) roles: BTreeMap<String, Role>,
+    /// Whether the prompt hook's block is one decision across kinds
+    /// (`[query] decide`).
+    pub(crate) decide: bool,
 }
 
 impl Engine {
-    /// An empty engine with the config's roles.
+    /// An empty engine with the config's roles and query settings.
     pub fn new(config: &Config) -> Self {
         Engine {
             roles: config.roles.clone(),
+            decide: config.query.decide,
             ..Engine::default()
         }
+    }
+
+    /// Turns the decision to show on prompts on or off.
+    pub fn set_decide(&mut self, on: bool) {
+        self.decide = on;
     }
 
     /// Loads every knowledge file under `roots` into the global scope.
@@ -620,6 +630,60 @@ impl Engine {
             .collect()
     }
 
+    /// The decision's view of a prompt: the `limit` items of the kinds
+    /// scored on the task (patterns, anti-patterns, gotchas, lessons) most
+    /// similar to `text`, best first, each with its evidence and estimate
+    /// ([`relevance`]). What the bench fits and measures the model on.
+    pub fn candidates(&self, text: &str, limit: usize, scope: ScopeId) -> Vec<Candidate> {
+        let text = crate::text::considered(text);
+        let sims = self.similarities(&text);
+        let mut hits: Vec<(f32, &Live)> = sims
+            .matched()
+            .iter()
+            .filter_map(|&doc| self.live_by_doc(doc))
+            .filter(|live| is_embedded(live.kind) && self.visible(live, scope))
+            .map(|live| (sims.get(live.doc), live))
+            .collect();
+        hits.sort_by(|a, b| {
+            b.0.total_cmp(&a.0)
+                .then_with(|| a.1.item.id.cmp(&b.1.item.id))
+        });
+        hits.truncate(limit);
+        let decision = self.decision(&text, &sims);
+        hits.into_iter()
+            .map(|(_, live)| {
+                let (evidence, probability) = decision.estimate(live);
+                Candidate {
+                    id: live.item.id.clone(),
+                    kind: live.kind,
+                    evidence,
+                    probability,
+                }
+            })
+            .collect()
+    }
+
+    /// What the decision to show needs of a prompt, computed once.
+    pub(crate) fn decision<'a>(&'a self, text: &str, sims: &'a Similarities) -> Decision<'a> {
+        let best = sims
+            .matched()
+            .iter()
+            .filter(|&&doc| self.live_by_doc(doc).is_some_and(|l| is_embedded(l.kind)))
+            .map(|&doc| f64::from(sims.get(doc)))
+            .fold(0.0, f64::max);
+        Decision {
+            engine: self,
+            prompt: self.index.prompt_terms(text),
+            sims,
+            best,
+            model: if self.semantic.is_some() {
+                relevance::WEIGHTS
+            } else {
+                relevance::WEIGHTS_LEXICAL
+            },
+        }
+    }
+
     /// Why the item `id` is or is not shown for `query`.
     pub fn explain(
         &self,
@@ -628,6 +692,45 @@ impl Engine {
         exclude: &HashSet<String>,
     ) -> Result<Option<Explanation>, QueryError> {
         explain::explain(self, id, &bounded(query), exclude)
+    }
+}
+
+/// One candidate of a prompt, as the decision to show sees it.
+#[derive(Debug, Clone)]
+pub struct Candidate {
+    pub id: String,
+    pub kind: Kind,
+    pub evidence: relevance::Evidence,
+    pub probability: f64,
+}
+
+/// The decision to show on one prompt: the prompt's words, the
+/// similarities, the best candidate's, and the model.
+pub(crate) struct Decision<'a> {
+    engine: &'a Engine,
+    prompt: crate::text::bm25::PromptTerms,
+    sims: &'a Similarities,
+    best: f64,
+    model: relevance::Model,
+}
+
+impl Decision<'_> {
+    /// The evidence for `live` and its estimate.
+    pub(crate) fn estimate(&self, live: &Live) -> (relevance::Evidence, f64) {
+        let similarity = f64::from(self.sims.get(live.doc));
+        let (lexical, cosine) = self
+            .sims
+            .parts(live.doc)
+            .map_or((similarity, 0.0), |(l, c)| (f64::from(l), f64::from(c)));
+        let evidence = relevance::evidence(
+            &self.engine.index,
+            &self.prompt,
+            &live.item,
+            (lexical, cosine, similarity),
+            self.best,
+        );
+        let probability = self.model.probability(&evidence);
+        (evidence, probability)
     }
 }
 

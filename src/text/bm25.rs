@@ -75,6 +75,42 @@ pub struct TextIndex {
     dead_postings: usize,
 }
 
+/// A query's words as the similarity reads them ([`TextIndex::prompt_terms`]).
+#[derive(Debug, Default, Clone)]
+pub struct PromptTerms {
+    /// The known terms and their idf.
+    pub known: Vec<(u32, f32)>,
+    /// The idf mass of the words no item holds.
+    pub unknown_mass: f32,
+}
+
+impl PromptTerms {
+    /// The idf mass of the known terms.
+    pub fn known_mass(&self) -> f32 {
+        self.known.iter().map(|(_, idf)| idf).sum()
+    }
+
+    /// The share of the prompt's informative words that the knowledge
+    /// knows at all: 0 for a prompt made of words no item holds.
+    pub fn known_share(&self) -> f32 {
+        let known = self.known_mass();
+        let all = known + self.unknown_mass;
+        if all > 0.0 {
+            known / all
+        } else {
+            0.0
+        }
+    }
+
+    /// The idf of `term` if the prompt holds it.
+    pub fn idf(&self, term: u32) -> Option<f32> {
+        self.known
+            .iter()
+            .find(|(t, _)| *t == term)
+            .map(|(_, idf)| *idf)
+    }
+}
+
 /// Similarity of every document to one query.
 pub struct Similarities {
     scores: Vec<f32>,
@@ -208,6 +244,57 @@ impl TextIndex {
             ids.select_nth_unstable_by_key(MAX_QUERY_TERMS - 1, |&id| (self.doc_freq(id), id));
             ids.truncate(MAX_QUERY_TERMS);
         }
+    }
+
+    /// The inverse document frequency of a term held by `df` documents,
+    /// as the similarity weighs it.
+    pub fn idf_of_df(&self, df: u32) -> f32 {
+        let n = self.live as f32;
+        let df = df as f32;
+        (1.0 + (n - df + 0.5) / (df + 0.5)).ln()
+    }
+
+    /// The query's words as the similarity reads them: each known term
+    /// (the rarest [`MAX_QUERY_TERMS`]) with its idf, and the idf mass of
+    /// the words no item holds, each weighed as a word one item holds (a
+    /// word the knowledge has never seen says the prompt is about
+    /// something it does not cover).
+    pub fn prompt_terms(&self, query: &str) -> PromptTerms {
+        let mut known: Vec<u32> = Vec::new();
+        let mut seen = rustc_hash::FxHashSet::default();
+        let mut unknown = rustc_hash::FxHashSet::default();
+        for_each_term(query, |t| match self.term_ids.get(&t) {
+            Some(&id) if self.postings[id as usize].df > 0 => {
+                if seen.insert(id) {
+                    known.push(id);
+                }
+            }
+            _ => {
+                unknown.insert(t);
+            }
+        });
+        self.rarest(&mut known);
+        let known: Vec<(u32, f32)> = known
+            .into_iter()
+            .map(|id| (id, self.idf_of_df(self.postings[id as usize].df)))
+            .collect();
+        PromptTerms {
+            unknown_mass: unknown.len() as f32 * self.idf_of_df(1),
+            known,
+        }
+    }
+
+    /// The known term ids of `text`, each once.
+    pub fn term_ids_of(&self, text: &str) -> Vec<u32> {
+        let mut ids = Vec::new();
+        for_each_term(text, |t| {
+            if let Some(&id) = self.term_ids.get(&t) {
+                if !ids.contains(&id) {
+                    ids.push(id);
+                }
+            }
+        });
+        ids
     }
 
     /// Releases the spare capacity of the posting lists (after a bulk load,

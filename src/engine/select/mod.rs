@@ -301,10 +301,72 @@ pub(super) fn select(
     if winning::drafting(&facts, &by_kind.exemplars) {
         winning::winning_patterns(&facts, &by_kind.exemplars, &by_kind.seeds, now, &mut out);
     }
+    // The prompt hook's block (a task the items must be about): one
+    // decision across kinds. `memd query` keeps the seeds' own rules.
+    if engine.decide && query.task_match && !query.task.trim().is_empty() {
+        decide(engine, &query.task, &sims, scope, &mut out);
+    }
     Selection {
         entries: out,
         lessons: noted,
     }
+}
+
+/// The decision to show on a prompt ([`super::relevance`]): of what the
+/// kinds scored on the task selected (patterns, anti-patterns, gotchas,
+/// lessons), only those whose estimate reaches the threshold stay, at most
+/// [`MAX_SHOWN`](super::relevance::MAX_SHOWN) across kinds, best estimate
+/// first. Pinned lessons, experience and the other seeds' kinds are left
+/// to their own rules. Each kept entry carries its estimate as the
+/// `relevance` dimension.
+fn decide(
+    engine: &Engine,
+    task: &str,
+    sims: &crate::text::bm25::Similarities,
+    scope: super::ScopeId,
+    out: &mut Vec<Entry>,
+) {
+    use super::relevance::{MAX_SHOWN, SHOW_AT};
+    let decided = |s: Section| {
+        matches!(
+            s,
+            Section::Patterns | Section::AntiPatterns | Section::Gotchas | Section::Lessons
+        )
+    };
+    if !out.iter().any(|e| decided(e.section)) {
+        return;
+    }
+    let decision = engine.decision(task, sims);
+    let mut estimates: Vec<(f64, usize)> = out
+        .iter()
+        .enumerate()
+        .filter(|(_, e)| decided(e.section))
+        .map(|(i, e)| {
+            let p = engine
+                .live_in(&e.item.id, scope)
+                .map_or(0.0, |live| decision.estimate(live).1);
+            (p, i)
+        })
+        .collect();
+    estimates.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+    let mut keep = vec![false; out.len()];
+    for (i, e) in out.iter().enumerate() {
+        keep[i] = !decided(e.section);
+    }
+    for &(p, i) in estimates
+        .iter()
+        .filter(|(p, _)| *p >= SHOW_AT)
+        .take(MAX_SHOWN)
+    {
+        keep[i] = true;
+        out[i].dimensions.insert("relevance".to_string(), p);
+    }
+    let mut i = 0;
+    out.retain(|_| {
+        let k = keep[i];
+        i += 1;
+        k
+    });
 }
 
 /// Keeps the `k` best of `items` (by `cmp`, best first), sorted: a partial

@@ -1,0 +1,160 @@
+//! The decision to show on a prompt (`[query] decide = true`), through the
+//! real daemon and the real `memctl hook claude UserPromptSubmit`: a prompt
+//! about nothing gets no block, one known common word is not enough, a
+//! paraphrase of an item's problem gets it, and the cap holds across kinds.
+//! Each of the first three fails with the decision off.
+
+mod common;
+
+use std::io::Write;
+use std::process::{Command, Stdio};
+
+use common::{memctl_path, Daemon, Sandbox};
+use serde_json::{json, Value};
+
+/// A team's knowledge of several kinds, with a word (`update`) that many
+/// items share; the decision turned on (`[query] decide`).
+fn sandbox() -> Sandbox {
+    let sandbox = Sandbox::new();
+    std::fs::write(sandbox.config(), "roots = []\n[query]\ndecide = true\n").unwrap();
+    sandbox.write(
+        "gotchas.yaml",
+        "gotchas:\n  - id: G-POOL\n    title: Database connection pool exhausted under load\n    fix: Long transactions hold connections until the pool runs dry; keep transactions short and set statement_timeout.\n    category: db\n  - id: G-CACHE\n    title: Stale cache after an update of the price table\n    fix: Invalidate the price cache key on every update.\n  - id: G-TZ\n    title: Dates shift by a day after the time zone update\n    fix: Store instants in UTC and convert only for display.\n",
+    );
+    sandbox.write(
+        "lessons.yaml",
+        "lessons:\n  - id: L-MIGRATE\n    text: Run the schema migration before the integration tests, or they fail on missing columns after each update.\n  - id: L-LOCK\n    text: The lock file must be committed after a dependency update, or CI installs other versions.\n",
+    );
+    sandbox.write(
+        "patterns.yaml",
+        "patterns:\n  - id: P-RETRY\n    name: Retry with exponential backoff and jitter\n    problem: Clients hammer a failing service with immediate retries\n    solution: Back off exponentially with random jitter and cap the attempts\n",
+    );
+    sandbox.write(
+        "anti-patterns.yaml",
+        "anti_patterns:\n  - id: A-SECRETS\n    name: Logging secrets\n    problem: API keys and tokens printed in request logs\n    instead: Redact tokens before logging the request\n",
+    );
+    sandbox
+}
+
+/// The ids in the block the prompt hook injects for `prompt` (a fresh
+/// session each time), or none.
+fn shown(daemon: &Daemon, session: &str, prompt: &str) -> Vec<String> {
+    let work = daemon.data_dir.parent().unwrap().join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    let mut child = Command::new(memctl_path())
+        .args(["hook", "claude", "UserPromptSubmit", "--socket"])
+        .arg(&daemon.socket)
+        .env(
+            "XDG_STATE_HOME",
+            daemon.data_dir.parent().unwrap().join("state"),
+        )
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let input = json!({
+        "session_id": session,
+        "transcript_path": work.join("t.jsonl"),
+        "cwd": work,
+        "hook_event_name": "UserPromptSubmit",
+        "prompt": prompt,
+    });
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.to_string().as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    if text.trim().is_empty() {
+        return Vec::new();
+    }
+    let v: Value = serde_json::from_str(&text).unwrap();
+    let block = v["hookSpecificOutput"]["additionalContext"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    let titles = [
+        ("G-POOL", "Database connection pool exhausted under load"),
+        ("G-CACHE", "Stale cache after an update of the price table"),
+        ("G-TZ", "Dates shift by a day after the time zone update"),
+    ];
+    let mut ids: Vec<String> = ["L-MIGRATE", "L-LOCK", "P-RETRY", "A-SECRETS"]
+        .iter()
+        .filter(|id| block.contains(*id))
+        .map(|id| id.to_string())
+        .collect();
+    ids.extend(
+        titles
+            .iter()
+            .filter(|(_, title)| block.contains(title))
+            .map(|(id, _)| id.to_string()),
+    );
+    ids
+}
+
+#[test]
+fn a_prompt_about_nothing_gets_no_block() {
+    let sandbox = sandbox();
+    let daemon = Daemon::start(&sandbox);
+    for (n, prompt) in [
+        "Tell me a joke about programmers",
+        "Rename the variable tmp to buffer in the tests",
+        "Tell me a joke about a failing service",
+        "Make the login button blue after the update",
+    ]
+    .iter()
+    .enumerate()
+    {
+        assert_eq!(
+            shown(&daemon, &format!("nothing-{n}"), prompt),
+            Vec::<String>::new(),
+            "{prompt}"
+        );
+    }
+}
+
+#[test]
+fn one_common_known_word_is_not_enough() {
+    let sandbox = sandbox();
+    let daemon = Daemon::start(&sandbox);
+    // `update` is in five of the items: a prompt that only shares it is
+    // about none of them.
+    assert_eq!(
+        shown(&daemon, "common", "Please update the README wording"),
+        Vec::<String>::new()
+    );
+    // Explain says why, in terms of the estimate.
+    let explained = daemon.json(&[
+        "explain",
+        "G-CACHE",
+        "--task",
+        "Please update the README wording",
+        "--prompt",
+    ]);
+    let reasons = explained["ok"]["explanation"]["reasons"].to_string();
+    assert!(reasons.contains("relevance estimate"), "{reasons}");
+    assert!(reasons.contains("not about this prompt"), "{reasons}");
+}
+
+#[test]
+fn a_paraphrase_of_an_items_problem_gets_it_and_the_cap_holds_across_kinds() {
+    let sandbox = sandbox();
+    let daemon = Daemon::start(&sandbox);
+    let got = shown(
+        &daemon,
+        "paraphrase",
+        "Requests hang because the database connection pool is exhausted whenever load spikes",
+    );
+    assert_eq!(got, ["G-POOL"], "the pool gotcha, and only it");
+    // A prompt about five items of two kinds gets at most two.
+    let got = shown(
+        &daemon,
+        "many",
+        "Fix the database connection pool exhausted under load, the stale cache after an update of the price table, the dates that shift by a day after the time zone update, run the schema migration before the integration tests, and commit the lock file after a dependency update",
+    );
+    assert!(!got.is_empty() && got.len() <= 2, "{got:?}");
+}
