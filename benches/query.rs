@@ -159,6 +159,24 @@ fn bench(items: usize, semantic: bool) {
             started.elapsed()
         ),
     );
+    // Prompts as the prompt hook asks (only what the task is about), each
+    // kind's quota and then the decision to show (issue 31).
+    let prompts: Vec<Query> = queries
+        .iter()
+        .map(|q| Query {
+            task_match: true,
+            ..q.clone()
+        })
+        .collect();
+    time(&engine, &prompts, items, "prompts as the hook asks, quotas");
+    engine.set_decide(true);
+    time(
+        &engine,
+        &prompts,
+        items,
+        "prompts as the hook asks, the decision to show",
+    );
+    engine.set_decide(false);
     // Session start, as the hook asks: no task, experience and lessons,
     // pinned lessons first.
     let starts: Vec<Query> = queries
