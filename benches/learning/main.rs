@@ -31,7 +31,8 @@
 //! `MEMD_BENCH_TRACE=1` prints each verdict a session's lessons get, and
 //! why (a wrong verdict, a lesson shown on another topic, another scope);
 //! `MEMD_BENCH_SEMANTIC=off` runs the daemons with the semantic tier off;
-//! `MEMD_BENCH_DECIDE=off` without the decision to show on prompts.
+//! `MEMD_BENCH_DECIDE=on` with the decision to show on prompts (`[query]
+//! decide`, off by default).
 
 #[path = "../corpus/mod.rs"]
 mod corpus;
@@ -223,7 +224,7 @@ impl<'w> Run<'w> {
                 dir.path().join("truth").display().to_string(),
                 judge_error(),
                 std::env::var("MEMD_BENCH_SEMANTIC").as_deref() != Ok("off"),
-                std::env::var("MEMD_BENCH_DECIDE").as_deref() != Ok("off"),
+                std::env::var("MEMD_BENCH_DECIDE").as_deref() == Ok("on"),
             ),
         )
         .unwrap();
