@@ -10,6 +10,13 @@
 //! query) or a project (a repository's `.claude/memory` or `.memd`, seen
 //! only by queries from inside that repository). A project item whose id is
 //! also a global one is reported and the global one is served.
+//!
+//! - `select`: each kind's selection under its seed's rules, then (with
+//!   `[query] decide`) the one decision across kinds on a prompt.
+//! - [`relevance`]: the estimate that decision reads, and its constants.
+//! - `explain`: why an item is or is not shown.
+//! - `learned`: what memd learned of each item, per context.
+//! - `features`: what the scorers need of an item, computed once.
 
 mod explain;
 mod features;
@@ -607,19 +614,8 @@ impl Engine {
     /// sees them.
     pub fn search(&self, text: &str, limit: usize, scope: ScopeId) -> Vec<SearchHit> {
         let sims = self.similarities(&crate::text::considered(text));
-        let mut hits: Vec<(f32, &Live)> = sims
-            .matched()
-            .iter()
-            .filter_map(|&doc| self.live_by_doc(doc))
-            .filter(|live| self.visible(live, scope))
-            .map(|live| (sims.get(live.doc), live))
-            .collect();
-        hits.sort_by(|a, b| {
-            b.0.total_cmp(&a.0)
-                .then_with(|| a.1.item.id.cmp(&b.1.item.id))
-        });
-        hits.truncate(limit);
-        hits.into_iter()
+        self.ranked(&sims, limit, scope, |_| true)
+            .into_iter()
             .map(|(sim, live)| SearchHit {
                 id: live.item.id.clone(),
                 kind: live.kind,
@@ -637,18 +633,7 @@ impl Engine {
     pub fn candidates(&self, text: &str, limit: usize, scope: ScopeId) -> Vec<Candidate> {
         let text = crate::text::considered(text);
         let sims = self.similarities(&text);
-        let mut hits: Vec<(f32, &Live)> = sims
-            .matched()
-            .iter()
-            .filter_map(|&doc| self.live_by_doc(doc))
-            .filter(|live| is_embedded(live.kind) && self.visible(live, scope))
-            .map(|live| (sims.get(live.doc), live))
-            .collect();
-        hits.sort_by(|a, b| {
-            b.0.total_cmp(&a.0)
-                .then_with(|| a.1.item.id.cmp(&b.1.item.id))
-        });
-        hits.truncate(limit);
+        let hits = self.ranked(&sims, limit, scope, |live| is_embedded(live.kind));
         let decision = self.decision(&text, &sims);
         hits.into_iter()
             .map(|(_, live)| {
@@ -661,6 +646,30 @@ impl Engine {
                 }
             })
             .collect()
+    }
+
+    /// The `limit` items visible in `scope` and kept by `keep` most similar
+    /// by `sims`, best first (the earlier id on a tie).
+    fn ranked<'a>(
+        &'a self,
+        sims: &Similarities,
+        limit: usize,
+        scope: ScopeId,
+        keep: impl Fn(&Live) -> bool,
+    ) -> Vec<(f32, &'a Live)> {
+        let mut hits: Vec<(f32, &Live)> = sims
+            .matched()
+            .iter()
+            .filter_map(|&doc| self.live_by_doc(doc))
+            .filter(|live| keep(live) && self.visible(live, scope))
+            .map(|live| (sims.get(live.doc), live))
+            .collect();
+        hits.sort_by(|a, b| {
+            b.0.total_cmp(&a.0)
+                .then_with(|| a.1.item.id.cmp(&b.1.item.id))
+        });
+        hits.truncate(limit);
+        hits
     }
 
     /// What the decision to show needs of a prompt, computed once.

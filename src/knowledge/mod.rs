@@ -1,5 +1,6 @@
 //! Knowledge files: reading them safely, parsing with positions, reading
-//! every item kind, and finding files under a root.
+//! every item kind, finding files under a root, appending an item, and
+//! whose files are trusted at all (`trust`).
 
 pub mod append;
 pub mod fields;
