@@ -8,6 +8,12 @@
 //! default; `-- lexical` turns it off.
 //! Budget (SPEC section 10): p99 < 1 ms at 10k items, < 10 ms at 100k.
 //!
+//! `-- team` times a second corpus instead (`corpus::team`, issue 32):
+//! lessons only, written by one product team with a narrow vocabulary
+//! shared across them, tags on every lesson, five pinned; prompts as the
+//! prompt hook sends them (the repository's tags, a session, only what the
+//! task is about).
+//!
 //! Each size is timed twice: with nothing learned, then after
 //! [`LEARNED_SESSIONS`] sessions played through the engine (each query's
 //! lessons shown, counted for the match-count pin and judged relevant or
@@ -250,6 +256,68 @@ fn time(engine: &Engine, queries: &[Query], items: usize, what: &str) {
     );
 }
 
+/// The lesson-heavy team corpus at `lessons` lessons: nothing learned,
+/// then after [`LEARNED_SESSIONS`] judged sessions, then session starts.
+fn bench_team(lessons: usize, semantic: bool) {
+    let mut rng = Rng(lessons as u64 ^ 0x7ea4);
+    let dir = tempfile::tempdir().unwrap();
+    corpus::team::write(dir.path(), lessons, &mut rng);
+    let started = Instant::now();
+    let mut engine = Engine::new(&Config::default());
+    if semantic {
+        let model = memd::semantic::Model::built_in().expect("the built-in model loads");
+        engine.set_model(Some(std::sync::Arc::new(model)));
+    }
+    engine.load_roots(&[dir.path().to_path_buf()]);
+    let load = started.elapsed();
+    let queries: Vec<Query> = (0..200)
+        .map(|n| {
+            let (task, tags) = corpus::team::prompt(&mut rng);
+            Query {
+                task,
+                tags,
+                repo: Some("/work/shop".into()),
+                cwd: Some("/work/shop".into()),
+                session_id: Some(format!("team-{n}")),
+                task_match: true,
+                now: Some("2026-11-22T12:00:00Z".into()),
+                ..Query::default()
+            }
+        })
+        .collect();
+    let what = format!("team lessons (loaded in {load:.2?}), nothing learned");
+    time(&engine, &queries, lessons, &what);
+    let started = Instant::now();
+    let (scores, pins) = learn(&mut engine, &mut rng, &queries, LEARNED_SESSIONS);
+    time(
+        &engine,
+        &queries,
+        lessons,
+        &format!(
+            "team lessons after {LEARNED_SESSIONS} judged sessions ({scores} tag scores, {pins} automatic pins, learned in {:.2?})",
+            started.elapsed()
+        ),
+    );
+    let starts: Vec<Query> = queries
+        .iter()
+        .map(|q| Query {
+            task: String::new(),
+            task_match: false,
+            kinds: vec![
+                memd::protocol::Kind::Experience,
+                memd::protocol::Kind::Lesson,
+            ],
+            ..q.clone()
+        })
+        .collect();
+    time(
+        &engine,
+        &starts,
+        lessons,
+        "team session starts, learned as above",
+    );
+}
+
 fn main() {
     let sizes: Vec<usize> = std::env::args()
         .skip(1)
@@ -269,7 +337,12 @@ fn main() {
             "off"
         }
     );
+    let team = std::env::args().any(|a| a == "team");
     for items in sizes {
-        bench(items, semantic);
+        if team {
+            bench_team(items, semantic);
+        } else {
+            bench(items, semantic);
+        }
     }
 }

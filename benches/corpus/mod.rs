@@ -5,6 +5,8 @@
 use std::fmt::Write as _;
 use std::path::Path;
 
+pub mod team;
+
 /// SplitMix64: a small, well-known generator, so the corpus is the same on
 /// every run.
 pub struct Rng(pub u64);
