@@ -25,8 +25,8 @@ paragraphs become items, by what the section is:
 An item's id is the page and section and the paragraph's number in it
 (`find.1-examples-3`), so labels stay valid while the pages do; DIR/SOURCES.tsv
 names each item's page, section and Debian package with its version, and
-the bench refuses a corpus whose package versions differ from those the
-labels were made on (benches/relevance/manpages/packages.tsv).
+the bench warns when the package versions differ from those the labels
+were made on (benches/relevance/manpages/packages.tsv).
 
 Needs `man` (man-db) and the packages that ship the pages: on Debian 12,
 git-man, manpages, manpages-dev, openssh-client, curl, openssl, findutils,
