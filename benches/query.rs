@@ -121,19 +121,40 @@ fn learn(engine: &mut Engine, rng: &mut Rng, prompts: &[Query], sessions: usize)
     (scores, pins)
 }
 
-fn bench(items: usize, semantic: bool) {
-    let vocab = vocabulary();
-    let mut rng = Rng(items as u64);
-    let dir = tempfile::tempdir().unwrap();
-    write_corpus(dir.path(), items, &mut rng, &vocab);
+/// An engine with the corpus under `dir` loaded, the tier on or off, and
+/// how long the load took.
+fn load(dir: &std::path::Path, semantic: bool) -> (Engine, Duration) {
     let started = Instant::now();
     let mut engine = Engine::new(&Config::default());
     if semantic {
         let model = memd::semantic::Model::built_in().expect("the built-in model loads");
         engine.set_model(Some(std::sync::Arc::new(model)));
     }
-    engine.load_roots(&[dir.path().to_path_buf()]);
-    let load = started.elapsed();
+    engine.load_roots(&[dir.to_path_buf()]);
+    (engine, started.elapsed())
+}
+
+/// Plays [`LEARNED_SESSIONS`] judged sessions, then times `queries` again.
+fn learn_and_time(engine: &mut Engine, rng: &mut Rng, queries: &[Query], items: usize, what: &str) {
+    let started = Instant::now();
+    let (scores, pins) = learn(engine, rng, queries, LEARNED_SESSIONS);
+    time(
+        engine,
+        queries,
+        items,
+        &format!(
+            "{what}after {LEARNED_SESSIONS} judged sessions ({scores} tag scores, {pins} automatic pins, learned in {:.2?})",
+            started.elapsed()
+        ),
+    );
+}
+
+fn bench(items: usize, semantic: bool) {
+    let vocab = vocabulary();
+    let mut rng = Rng(items as u64);
+    let dir = tempfile::tempdir().unwrap();
+    write_corpus(dir.path(), items, &mut rng, &vocab);
+    let (mut engine, load) = load(dir.path(), semantic);
     let loaded: usize = engine.counts().items.values().sum();
 
     let queries: Vec<Query> = (0..200).map(|_| query(&mut rng, &vocab)).collect();
@@ -154,17 +175,7 @@ fn bench(items: usize, semantic: bool) {
         items,
         &format!("({loaded} loaded in {load:.2?}), nothing learned"),
     );
-    let started = Instant::now();
-    let (scores, pins) = learn(&mut engine, &mut rng, &queries, LEARNED_SESSIONS);
-    time(
-        &engine,
-        &queries,
-        items,
-        &format!(
-            "after {LEARNED_SESSIONS} judged sessions ({scores} tag scores, {pins} automatic pins, learned in {:.2?})",
-            started.elapsed()
-        ),
-    );
+    learn_and_time(&mut engine, &mut rng, &queries, items, "");
     // Prompts as the prompt hook asks (only what the task is about), each
     // kind's quota and then the decision to show (issue 31).
     let prompts: Vec<Query> = queries
@@ -262,14 +273,7 @@ fn bench_team(lessons: usize, semantic: bool) {
     let mut rng = Rng(lessons as u64 ^ 0x7ea4);
     let dir = tempfile::tempdir().unwrap();
     corpus::team::write(dir.path(), lessons, &mut rng);
-    let started = Instant::now();
-    let mut engine = Engine::new(&Config::default());
-    if semantic {
-        let model = memd::semantic::Model::built_in().expect("the built-in model loads");
-        engine.set_model(Some(std::sync::Arc::new(model)));
-    }
-    engine.load_roots(&[dir.path().to_path_buf()]);
-    let load = started.elapsed();
+    let (mut engine, load) = load(dir.path(), semantic);
     let queries: Vec<Query> = (0..200)
         .map(|n| {
             let (task, tags) = corpus::team::prompt(&mut rng);
@@ -287,17 +291,7 @@ fn bench_team(lessons: usize, semantic: bool) {
         .collect();
     let what = format!("team lessons (loaded in {load:.2?}), nothing learned");
     time(&engine, &queries, lessons, &what);
-    let started = Instant::now();
-    let (scores, pins) = learn(&mut engine, &mut rng, &queries, LEARNED_SESSIONS);
-    time(
-        &engine,
-        &queries,
-        lessons,
-        &format!(
-            "team lessons after {LEARNED_SESSIONS} judged sessions ({scores} tag scores, {pins} automatic pins, learned in {:.2?})",
-            started.elapsed()
-        ),
-    );
+    learn_and_time(&mut engine, &mut rng, &queries, lessons, "team lessons ");
     let starts: Vec<Query> = queries
         .iter()
         .map(|q| Query {

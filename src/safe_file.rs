@@ -194,18 +194,7 @@ fn read_open(path: &Path) -> Result<Option<(Current, File)>, SafeFileError> {
     let meta = file
         .metadata()
         .map_err(SafeFileError::io("cannot be read", path))?;
-    if !meta.is_file() {
-        return Err(SafeFileError::NotRegular {
-            path: path.to_path_buf(),
-            kind: type_name(&meta),
-        });
-    }
-    if meta.uid() != own_uid() {
-        return Err(SafeFileError::OtherOwner {
-            path: path.to_path_buf(),
-            uid: meta.uid(),
-        });
-    }
+    is_own(path, &meta, false)?;
     let too_large = || SafeFileError::TooLarge {
         path: path.to_path_buf(),
     };
@@ -785,19 +774,7 @@ pub fn own_dir(dir: &Path, mode: u32, may_be_link: bool) -> Result<(), SafeFileE
     } else {
         meta
     };
-    if !meta.is_dir() {
-        return Err(SafeFileError::NotRegular {
-            path: dir.to_path_buf(),
-            kind: type_name(&meta),
-        });
-    }
-    if meta.uid() != own_uid() {
-        return Err(SafeFileError::OtherOwner {
-            path: dir.to_path_buf(),
-            uid: meta.uid(),
-        });
-    }
-    Ok(())
+    is_own(dir, &meta, true)
 }
 
 /// Refuses a path where a file memd opens itself (the store's database)
@@ -810,16 +787,27 @@ pub fn check_own_file(path: &Path) -> Result<(), SafeFileError> {
         Ok(meta) if meta.file_type().is_symlink() => Err(SafeFileError::Link {
             path: path.to_path_buf(),
         }),
-        Ok(meta) if !meta.is_file() => Err(SafeFileError::NotRegular {
+        Ok(meta) => is_own(path, &meta, false),
+    }
+}
+
+/// Refuses `meta` (of `path`) unless it is a regular file (a directory
+/// when `dir`) owned by this user.
+fn is_own(path: &Path, meta: &std::fs::Metadata, dir: bool) -> Result<(), SafeFileError> {
+    let right_type = if dir { meta.is_dir() } else { meta.is_file() };
+    if !right_type {
+        return Err(SafeFileError::NotRegular {
             path: path.to_path_buf(),
-            kind: type_name(&meta),
-        }),
-        Ok(meta) if meta.uid() != own_uid() => Err(SafeFileError::OtherOwner {
+            kind: type_name(meta),
+        });
+    }
+    if meta.uid() != own_uid() {
+        return Err(SafeFileError::OtherOwner {
             path: path.to_path_buf(),
             uid: meta.uid(),
-        }),
-        Ok(_) => Ok(()),
+        });
     }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -107,11 +107,7 @@ fn prepare_socket_dir(socket: &Path) -> Result<(), DaemonError> {
     check_private_dir(dir, own_uid())
 }
 
-/// This process's effective uid.
-pub fn own_uid() -> u32 {
-    // SAFETY: geteuid takes nothing and cannot fail.
-    unsafe { libc::geteuid() }
-}
+pub use crate::safe_file::own_uid;
 
 /// Refuses a directory (or a symlink to one) that is not owned by `uid` or
 /// that group or others may use.

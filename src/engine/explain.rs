@@ -443,7 +443,7 @@ pub(super) fn explain(
     }
     // The decision to show on a prompt: the estimate, what it read, and
     // the one threshold and cap it was held to.
-    let decided = engine.decide && query.task_match && embedded && !query.task.trim().is_empty();
+    let decided = embedded && engine.decides(query);
     if decided {
         let (evidence, p) = engine.decision(&query.task, &sims).estimate(live);
         let parts: Vec<String> = super::relevance::Evidence::NAMES

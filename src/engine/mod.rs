@@ -153,6 +153,12 @@ impl Engine {
         }
     }
 
+    /// Whether the decision to show decides `query`'s block: a prompt (a
+    /// task the items must be about) with `[query] decide` on.
+    pub(crate) fn decides(&self, query: &Query) -> bool {
+        self.decide && query.task_match && !query.task.trim().is_empty()
+    }
+
     /// Turns the decision to show on prompts on or off.
     pub fn set_decide(&mut self, on: bool) {
         self.decide = on;

@@ -303,7 +303,7 @@ pub(super) fn select(
     }
     // The prompt hook's block (a task the items must be about): one
     // decision across kinds. `memd query` keeps the seeds' own rules.
-    if engine.decide && query.task_match && !query.task.trim().is_empty() {
+    if engine.decides(query) {
         decide(engine, &query.task, &sims, scope, &mut out);
     }
     Selection {
@@ -349,10 +349,7 @@ fn decide(
         })
         .collect();
     estimates.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
-    let mut keep = vec![false; out.len()];
-    for (i, e) in out.iter().enumerate() {
-        keep[i] = !decided(e.section);
-    }
+    let mut keep: Vec<bool> = out.iter().map(|e| !decided(e.section)).collect();
     for &(p, i) in estimates
         .iter()
         .filter(|(p, _)| *p >= SHOW_AT)
