@@ -115,16 +115,12 @@ pub fn headline(item: &Item) -> &str {
             .map_or(text.len(), |(i, _)| i);
         &text[..end]
     }
+    let subject = crate::knowledge::view::subject(item);
     match &item.body {
-        Body::Pattern(p) => &p.name,
-        Body::AntiPattern(a) => &a.name,
-        Body::Gotcha(g) => &g.title,
-        Body::Learning(l) => &l.title,
-        Body::Seed(s) => &s.hook,
-        Body::Lesson(l) => first_sentence(&l.text),
-        Body::Experience(e) => first_sentence(&e.text),
-        Body::Observation(o) => first_sentence(&o.content),
-        Body::Exemplar(e) => first_sentence(&e.content),
+        Body::Lesson(_) | Body::Experience(_) | Body::Observation(_) | Body::Exemplar(_) => {
+            first_sentence(subject)
+        }
+        _ => subject,
     }
 }
 

@@ -7,7 +7,20 @@ use super::{Body, Item};
 
 /// An item's name, title or first words.
 pub fn title(item: &Item) -> String {
-    let text = match &item.body {
+    let line = subject(item)
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
+    match line.char_indices().nth(80) {
+        Some((cut, _)) => format!("{}...", &line[..cut]),
+        None => line,
+    }
+}
+
+/// The field that says what an item is about: its title or name, else its
+/// text.
+pub fn subject(item: &Item) -> &str {
+    match &item.body {
         Body::Pattern(p) => &p.name,
         Body::AntiPattern(a) => &a.name,
         Body::Gotcha(g) => &g.title,
@@ -17,11 +30,6 @@ pub fn title(item: &Item) -> String {
         Body::Observation(o) => &o.content,
         Body::Exemplar(e) => &e.content,
         Body::Seed(s) => &s.hook,
-    };
-    let line = text.split_whitespace().collect::<Vec<_>>().join(" ");
-    match line.char_indices().nth(80) {
-        Some((cut, _)) => format!("{}...", &line[..cut]),
-        None => line,
     }
 }
 
