@@ -158,3 +158,42 @@ fn a_paraphrase_of_an_items_problem_gets_it_and_the_cap_holds_across_kinds() {
     );
     assert!(!got.is_empty() && got.len() <= 2, "{got:?}");
 }
+
+#[test]
+fn explain_reads_the_decision_selection_made_for_every_item() {
+    let sandbox = sandbox();
+    let daemon = Daemon::start(&sandbox);
+    let task = "Fix the database connection pool exhausted under load, the stale cache after an update of the price table, the dates that shift by a day after the time zone update, run the schema migration before the integration tests, and commit the lock file after a dependency update";
+    let answer = daemon.json(&["query", "--task", task, "--prompt"]);
+    let shown: Vec<String> = answer["ok"]["answer"]["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["id"].as_str().unwrap().to_string())
+        .collect();
+    assert!(!shown.is_empty() && shown.len() <= 2, "{shown:?}");
+    let mut over_cap = 0;
+    for id in ["G-POOL", "G-CACHE", "G-TZ", "L-MIGRATE", "L-LOCK"] {
+        let explained = daemon.json(&["explain", id, "--task", task, "--prompt"]);
+        let e = &explained["ok"]["explanation"];
+        let reasons = e["reasons"].to_string();
+        // Shown by the answer exactly when explain says the decision kept it.
+        let kept = reasons.contains("the decision to show keeps it");
+        assert_eq!(kept, shown.contains(&id.to_string()), "{id}: {reasons}");
+        assert_eq!(e["shown"].as_bool(), Some(kept), "{id}: {reasons}");
+        over_cap += usize::from(reasons.contains("took the places"));
+        // The estimate explain reports is the one the answer carries.
+        if let Some(item) = answer["ok"]["answer"]["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|i| i["id"] == id)
+        {
+            assert_eq!(
+                item["dimensions"]["relevance"], e["dimensions"]["relevance"],
+                "{id}"
+            );
+        }
+    }
+    assert!(over_cap >= 1, "five candidates, two places");
+}

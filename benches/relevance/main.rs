@@ -697,8 +697,15 @@ fn sweep(fused: &mut Engine, set: &Set) {
                 semantic: w,
                 floor,
             });
-            let all = rank(fused, set, false).remove("all").unwrap_or_default();
-            println!("floor {floor:.1} W {w:.1}: {}", all.line());
+            let mut ranked = rank(fused, set, false);
+            for part in ["half fit", "half report"] {
+                if let Some(r) = ranked.remove(part) {
+                    println!("floor {floor:.1} W {w:.1} {part:11}: {}", r.line());
+                }
+            }
+            if let Some(all) = ranked.remove("all") {
+                println!("floor {floor:.1} W {w:.1} all        : {}", all.line());
+            }
         }
     }
     fused.semantic_mut().unwrap().set_fusion(Fusion::DEFAULT);

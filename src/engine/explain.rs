@@ -7,20 +7,38 @@ use crate::knowledge::item::Confidence;
 use crate::knowledge::Body;
 use crate::protocol::{Explanation, Query};
 use crate::scoring::lesson::{self, MIN_TASK_SIMILARITY};
-use crate::scoring::rubric::{self, score_anti_pattern, score_pattern};
+use crate::scoring::rubric::{self, score_anti_pattern};
 use crate::scoring::tag_relevance::{self, Scope, TagVerdict};
 use crate::scoring::{exemplar, learning, observation};
 use crate::time::{format_instant, SECS_PER_DAY, SECS_PER_HOUR};
 
 use super::features::Features;
-use super::select::{drafting, gotcha_match, QueryFacts};
+use super::select::{self, decision, drafting, gotcha_match, lessons, QueryFacts};
 use super::{query_now, Engine, Match, QueryError, WEAK_MATCH};
 
-const CUTOFFS: &str = "cut-offs: >= 0.55 for 3, >= 0.30 for 2, >= 0.12 for 1";
+/// Seed 000's task cut-offs, as the explanation says them.
+fn cutoffs() -> String {
+    let parts: Vec<String> = rubric::TASK_CUTOFFS
+        .iter()
+        .map(|(at, points)| format!(">= {at:.2} for {points}"))
+        .collect();
+    format!("cut-offs: {}", parts.join(", "))
+}
+
+/// The lowest similarity that earns a task point.
+fn task_match_at() -> f64 {
+    rubric::TASK_CUTOFFS
+        .iter()
+        .map(|&(at, _)| at)
+        .fold(f64::INFINITY, f64::min)
+}
 
 /// Dimension A of seed 000's rubric, as the explanation says it.
 fn task_reason(sim: f64, points: u8) -> String {
-    format!("A task match: similarity {sim:.2} -> {points}/3 ({CUTOFFS})")
+    format!(
+        "A task match: similarity {sim:.2} -> {points}/3 ({})",
+        cutoffs()
+    )
 }
 
 /// An evidence's average as explained: with its level in the evaluator's
@@ -69,7 +87,11 @@ pub(super) fn explain(
         return Ok(None);
     };
     let now = query_now(query)?;
-    let answer = engine.query_excluding(query, exclude)?;
+    // The one selection the query gets: what it shows and what its
+    // decision to show made of each candidate.
+    let selection = select::select(engine, query, now, exclude);
+    let considered = selection.decided.iter().find(|c| c.id == id).cloned();
+    let answer = crate::render::render(selection.entries, query.budget_chars as usize);
     let shown = answer.items.iter().find(|i| i.id == id);
     let facts = QueryFacts::new(engine, query, now, exclude);
     let sims = engine.similarities(&query.task);
@@ -106,7 +128,7 @@ pub(super) fn explain(
     match &item.body {
         Body::Pattern(p) => {
             let extra = engine.learned().times_applied(id);
-            let s = score_pattern(p, &item.tags, sim, extra, &facts.rubric);
+            let s = select::patterns::score(engine, &facts, p, item, sim);
             for (k, v) in [
                 ("task", s.task),
                 ("product", s.product),
@@ -138,35 +160,46 @@ pub(super) fn explain(
                 s.role
             ));
             reasons.push(format!(
-                "D history: confidence {}, applied {} times ({} in the file, {} recorded) -> {}/2 (high and >= 3: 2; high or medium: 1)",
+                "D history: confidence {}, applied {} times ({} in the file, {} recorded) -> {}/2 (high and >= {}: 2; high or medium: 1)",
                 confidence_name(p.confidence),
                 p.times_applied + extra,
                 p.times_applied,
                 extra,
-                s.history
+                s.history,
+                rubric::PROVEN_APPLICATIONS
             ));
             reasons.push(format!(
-                "E recency: learned {} -> {}/1 (within 30 days: 1)",
+                "E recency: learned {} -> {}/1 (within {} days: 1)",
                 p.learned_from
                     .date
                     .map_or("on an unknown date".to_string(), |d| format!(
                         "on {}",
                         format_instant(d)
                     )),
-                s.recency
+                s.recency,
+                rubric::RECENCY_WINDOW_DAYS
             ));
             let total = s.total();
             reasons.push(format!(
-                "total {total}/10: {}",
+                "total {total}/10: {} (at most {} patterns)",
                 if total >= rubric::FULL_THRESHOLD {
-                    ">= 7, shown with its code"
+                    format!(">= {}, shown with its code", rubric::FULL_THRESHOLD)
                 } else if total >= rubric::SHOW_THRESHOLD {
-                    ">= 4, shown with problem and solution"
+                    format!(
+                        ">= {}, shown with problem and solution",
+                        rubric::SHOW_THRESHOLD
+                    )
                 } else if total >= rubric::FALLBACK_THRESHOLD {
-                    "3, shown only while fewer than 3 patterns reach 4"
+                    format!(
+                        ">= {}, shown only while fewer than {} patterns reach {}",
+                        rubric::FALLBACK_THRESHOLD,
+                        rubric::FALLBACK_WHEN_FEWER_THAN,
+                        rubric::SHOW_THRESHOLD
+                    )
                 } else {
-                    "below 3, never shown"
-                }
+                    format!("below {}, never shown", rubric::FALLBACK_THRESHOLD)
+                },
+                rubric::MAX_PATTERNS
             ));
         }
         Body::AntiPattern(a) => {
@@ -184,8 +217,10 @@ pub(super) fn explain(
                 s.role
             ));
             reasons.push(format!(
-                "total {}/5 (anti-patterns use A + C only; shown at >= 3, at most 3)",
-                s.total()
+                "total {}/5 (anti-patterns use A + C only; shown at >= {}, at most {})",
+                s.total(),
+                rubric::ANTI_PATTERN_THRESHOLD,
+                rubric::MAX_ANTI_PATTERNS
             ));
         }
         Body::Gotcha(g) => {
@@ -195,11 +230,13 @@ pub(super) fn explain(
             put("similarity", sim);
             score = Some(f64::from(m.total()));
             reasons.push(format!(
-                "category {}: {} the agent's domain ({}); the task {} about it (a word of the task is its category, or similarity {sim:.2} >= 0.12) (shown when either; at most 3)",
+                "category {}: {} the agent's domain ({}); the task {} about it (a word of the task is its category, or similarity {sim:.2} >= {:.2}) (shown when either; at most {})",
                 one(g.category.as_ref()),
                 if m.domain { "is" } else { "is not" },
                 list(&facts.rubric.domains),
                 if m.task_keyword { "is" } else { "is not" },
+                task_match_at(),
+                rubric::MAX_GOTCHAS
             ));
         }
         Body::Experience(e) => {
@@ -209,20 +246,19 @@ pub(super) fn explain(
                 one(agent.as_ref())
             ));
         }
-        Body::Lesson(l) => {
-            let gate = lesson::check_structural(&l.prerequisites, &facts.gate());
-            reasons.push(match &gate {
+        Body::Lesson(_) => {
+            let learned = engine.learned();
+            let gate = facts.gate();
+            let session = learned.sessions_with(&facts.tags);
+            let Some(judged) = lessons::judge(engine, &facts, &gate, live, sim, session) else {
+                unreachable!("a lesson is judged as one");
+            };
+            reasons.push(match &judged.gate {
                 Ok(()) => "structural prerequisites (os, repos, paths, mcp_servers): satisfied"
                     .to_string(),
                 Err(why) => format!("structural prerequisites: {why} (a hard gate)"),
             });
-            let learned = engine.learned();
-            let own = item.own_tags();
-            let another_stack =
-                lesson::stack_fit(own.iter().map(String::as_str), &facts.tags, |t| {
-                    learned.seen_tag(t)
-                })
-                .another_stack;
+            let another_stack = judged.fit.another_stack;
             put("another_stack", f64::from(u8::from(another_stack)));
             if another_stack {
                 reasons.push(format!(
@@ -230,17 +266,13 @@ pub(super) fn explain(
                     learned.seen_among(item.stack_words()).join(", "),
                     facts.tags.join(", "),
                     lesson::EXPLORE_ANOTHER_STACK_EVERY,
-                    if lesson::explores_another_stack(learned.sessions_with(&facts.tags), id) {
-                        "including"
-                    } else {
-                        "not"
-                    }
+                    if judged.explored { "including" } else { "not" }
                 ));
             }
             let on_prompt = !facts.query.task.trim().is_empty();
-            let band = rubric::task_points(sim);
-            let shown = Match::of_band(if on_prompt { band } else { 0 });
-            let assessment = learned.assess(id, &own, &facts.tags, shown);
+            let band = judged.band;
+            let shown = Match::of_band(band);
+            let assessment = &judged.assessment;
             let read = assessment.read;
             let e = assessment.here;
             put("tag_avg", e.avg);
@@ -335,7 +367,7 @@ pub(super) fn explain(
                 TagVerdict::Boost(b) => format!("{over}: kept, boost {b:+.5}"),
             });
             let pins = learned.pins_of(id);
-            let pinned_here = l.pinned || learned.is_pinned(id, &facts.tags);
+            let pinned_here = judged.pinned;
             let mut pin_lines: Vec<String> = pins
                 .iter()
                 .map(|p| {
@@ -350,7 +382,7 @@ pub(super) fn explain(
                     )
                 })
                 .collect();
-            if l.pinned {
+            if judged.manual {
                 pin_lines.insert(0, "pinned in its file".to_string());
             }
             if !pin_lines.is_empty() {
@@ -359,16 +391,38 @@ pub(super) fn explain(
             put("task_band", f64::from(band));
             reasons.push(if !on_prompt {
                 if pinned_here {
-                    "no task (session start): pinned lessons are shown, at most 5".to_string()
+                    format!(
+                        "no task (session start): pinned lessons are shown, at most {}",
+                        lesson::MAX_PINNED
+                    )
                 } else {
                     "no task (session start): only pinned lessons are shown".to_string()
                 }
             } else {
                 format!(
-                    "task similarity {sim:.2} (band {band}): {} the candidate threshold {MIN_TASK_SIMILARITY}, pinned or not; the task band orders first, then RRF of the lexical and tag rankings plus the boost, at most 3",
-                    if sim >= MIN_TASK_SIMILARITY { "meets" } else { "below" }
+                    "task similarity {sim:.2} (band {band}): {} the candidate threshold {MIN_TASK_SIMILARITY}, pinned or not; the task band orders first, then RRF of the lexical and tag rankings plus the boost, at most {}",
+                    if sim >= MIN_TASK_SIMILARITY { "meets" } else { "below" },
+                    lesson::MAX_LESSONS
                 )
             });
+            reasons.push(format!(
+                "seed 001's outcome: {}",
+                match judged.outcome {
+                    lessons::Outcome::NoTaskMatch => "no task match".to_string(),
+                    lessons::Outcome::NotPinned => "not pinned, so not at session start".to_string(),
+                    lessons::Outcome::Gated => "held by its structural prerequisites".to_string(),
+                    lessons::Outcome::Filtered { .. } => "filtered by what was learned".to_string(),
+                    lessons::Outcome::ProbationTooWeak => format!(
+                        "on probation, and the prompt's task match is below {} points",
+                        lesson::PROBATION_SHOW_TASK_POINTS
+                    ),
+                    lessons::Outcome::AnotherStack =>
+                        "written for another stack, and not a candidate in this session".to_string(),
+                    lessons::Outcome::Candidate { probation: true, .. } =>
+                        "a candidate, on probation".to_string(),
+                    lessons::Outcome::Candidate { .. } => "a candidate".to_string(),
+                }
+            ));
         }
         Body::Learning(l) => {
             if let Features::Learning(t) = &live.features {
@@ -441,28 +495,45 @@ pub(super) fn explain(
             ));
         }
     }
-    // The decision to show on a prompt: the estimate, what it read, and
-    // the one threshold and cap it was held to.
-    let decided = embedded && engine.decides(query);
-    if decided {
-        let (evidence, p) = engine.decision(&query.task, &sims).estimate(live);
+    // The decision to show on a prompt, as selection made it: the
+    // estimate, what it read, and the one threshold and cap.
+    if embedded && engine.decides(query) {
+        let (evidence, p, outcome) = match &considered {
+            Some(c) => (c.evidence, c.estimate, Some((c.outcome, c.rank))),
+            // Not put forward by its kind's rules: its estimate all the same.
+            None => {
+                let (evidence, p) = engine.decision(&query.task, &sims).estimate(live);
+                (evidence, p, None)
+            }
+        };
         let parts: Vec<String> = super::relevance::Evidence::NAMES
             .iter()
             .zip(evidence.features())
             .map(|(n, v)| format!("{n} {v:.2}"))
             .collect();
         reasons.push(format!(
-            "relevance estimate {p:.2} from {} (the prompt's block keeps items at or above {}, at most {} across kinds, best estimate first)",
+            "relevance estimate {p:.2} from {} ({})",
             parts.join(", "),
-            super::relevance::SHOW_AT,
-            super::relevance::MAX_SHOWN,
+            decision::rule()
         ));
-        if p < super::relevance::SHOW_AT {
-            reasons.push(format!(
+        reasons.push(match outcome {
+            Some((decision::Outcome::Shown, rank)) => {
+                format!("the decision to show keeps it (candidate {rank} by estimate)")
+            }
+            Some((decision::Outcome::Below, _)) => format!(
                 "estimate {p:.2} is below {}: not about this prompt",
                 super::relevance::SHOW_AT
-            ));
-        }
+            ),
+            Some((decision::Outcome::OverCap, rank)) => format!(
+                "candidate {rank} by estimate: the {} before it took the places",
+                super::relevance::MAX_SHOWN
+            ),
+            None if p < super::relevance::SHOW_AT => format!(
+                "its kind's rules did not put it forward, and its estimate {p:.2} is below {} too: not about this prompt",
+                super::relevance::SHOW_AT
+            ),
+            None => "its kind's rules did not put it forward, so the decision to show did not weigh it".to_string(),
+        });
         dims.insert("relevance".to_string(), p);
     }
     reasons.push(match shown {

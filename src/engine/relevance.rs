@@ -83,6 +83,10 @@ pub const WEIGHTS: Model = Model {
     weights: [0.653, 2.206, 3.641, 4.123, 1.618],
 };
 
+/// How the models were fitted, as `explain` says it.
+pub const MODEL_FITTED: &str =
+    "logistic, fitted on the fit half of the man-page set by `cargo bench --bench relevance -- fit`";
+
 /// The model without the tier (no cosine), fitted the same way.
 pub const WEIGHTS_LEXICAL: Model = Model {
     intercept: -4.782,

@@ -10,8 +10,10 @@
 
 use std::cmp::Ordering;
 
+use crate::engine::learned::Assessment;
 use crate::knowledge::Body;
 use crate::render::{Entry, Note, Section};
+use crate::scoring::lesson::GateContext;
 use crate::scoring::lesson::{
     self, explores_another_stack, prompt_order, PromptRank, MAX_LESSONS, MAX_PINNED,
     MIN_TASK_SIMILARITY, PROBATION_MIN_TASK_POINTS, PROBATION_SHOW_TASK_POINTS,
@@ -66,6 +68,125 @@ fn pinned_order(a: &Candidate<'_>, b: &Candidate<'_>) -> Ordering {
         .then_with(|| a.live.item.id.cmp(&b.live.item.id))
 }
 
+/// What seed 001 makes of one lesson on a query: the structural gate, its
+/// pin, its task band, its learned evidence, how it sits with the
+/// workspace's stack, and the outcome. Selection acts on it; `explain`
+/// formats the same value.
+pub(in crate::engine) struct Judged {
+    pub(in crate::engine) gate: Result<(), lesson::GateFailure>,
+    /// Pinned by its file.
+    pub(in crate::engine) manual: bool,
+    /// Pinned by its file or, for these tags, by what was learned.
+    pub(in crate::engine) pinned: bool,
+    /// Its task band on the prompt (0 at session start).
+    pub(in crate::engine) band: u8,
+    pub(in crate::engine) assessment: Assessment,
+    pub(in crate::engine) fit: lesson::StackFit,
+    /// Written for another stack, and this session of the context is one
+    /// it is a candidate in.
+    pub(in crate::engine) explored: bool,
+    pub(in crate::engine) outcome: Outcome,
+}
+
+/// Where a lesson stands on a query.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(in crate::engine) enum Outcome {
+    /// On a prompt, a task similarity below [`MIN_TASK_SIMILARITY`].
+    NoTaskMatch,
+    /// At session start, not pinned.
+    NotPinned,
+    /// Its structural prerequisites fail (a hard gate).
+    Gated,
+    /// Filtered by learned evidence; `held_back` when the prompt matched
+    /// it well (the evidence ages).
+    Filtered { held_back: bool },
+    /// On probation, and the prompt's match is too weak to re-check it.
+    ProbationTooWeak,
+    /// Written for another stack, not known to help here, and not a
+    /// candidate in this session.
+    AnotherStack,
+    /// A candidate, with its learned boost.
+    Candidate { boost: f64, probation: bool },
+}
+
+/// Judges `live` (a lesson) with task similarity `similarity` on `facts`
+/// (`gate`: its [`QueryFacts::gate`]); `session` is the context's session
+/// clock ([`Learned::sessions_with`](crate::engine::learned::Learned::sessions_with)).
+/// `None` for another kind.
+pub(in crate::engine) fn judge(
+    engine: &Engine,
+    facts: &QueryFacts<'_>,
+    gate: &GateContext<'_>,
+    live: &Live,
+    similarity: f64,
+    session: u64,
+) -> Option<Judged> {
+    let Body::Lesson(l) = &live.item.body else {
+        return None;
+    };
+    let learned = engine.learned();
+    let id = &live.item.id;
+    let on_prompt = !facts.query.task.trim().is_empty();
+    let manual = matches!(live.features, Features::Lesson { pinned: true });
+    let pinned = manual || learned.is_pinned(id, &facts.tags);
+    let gate = lesson::check_structural(&l.prerequisites, gate);
+    // Its own tags matter here only once something was learned about it.
+    let own = learned
+        .tag_scores(id)
+        .map_or_else(Vec::new, |_| learned.seen_among(live.item.stack_words()));
+    let band = if on_prompt {
+        task_points(similarity)
+    } else {
+        0
+    };
+    let assessment = learned.assess(id, &own, &facts.tags, Match::of_band(band));
+    let fit = lesson::stack_fit(live.item.stack_words(), &facts.tags, |t| {
+        learned.seen_tag(t)
+    });
+    let explored = explores_another_stack(session, id);
+    let outcome = if on_prompt && similarity < MIN_TASK_SIMILARITY {
+        Outcome::NoTaskMatch
+    } else if gate.is_err() {
+        Outcome::Gated
+    } else if !on_prompt && !pinned {
+        Outcome::NotPinned
+    } else {
+        match assessment.verdict {
+            TagVerdict::Filtered => Outcome::Filtered {
+                held_back: band >= PROBATION_MIN_TASK_POINTS,
+            },
+            TagVerdict::Probation(_) if band < PROBATION_SHOW_TASK_POINTS => {
+                Outcome::ProbationTooWeak
+            }
+            TagVerdict::Probation(boost) => Outcome::Candidate {
+                boost,
+                probation: true,
+            },
+            // Written for another stack and not known to help here:
+            // explored in one session in a few of this context.
+            TagVerdict::Boost(_)
+                if on_prompt && fit.another_stack && assessment.here.level <= 0.0 && !explored =>
+            {
+                Outcome::AnotherStack
+            }
+            TagVerdict::Boost(boost) => Outcome::Candidate {
+                boost,
+                probation: false,
+            },
+        }
+    };
+    Some(Judged {
+        gate,
+        manual,
+        pinned,
+        band,
+        assessment,
+        fit,
+        explored,
+        outcome,
+    })
+}
+
 /// Seed 001's lesson search, led by the prompt. Returns the lessons held
 /// back from the prompt by learned evidence though they matched it well,
 /// and the chosen ones that matched it only in passing.
@@ -76,8 +197,8 @@ pub(super) fn lessons(
     sim: &dyn Fn(&Live) -> f64,
     out: &mut Vec<Entry>,
 ) -> Noted {
-    let gate = facts.gate();
     let learned = engine.learned();
+    let gate = facts.gate();
     let on_prompt = !facts.query.task.trim().is_empty();
     let learned_pins = !learned.pins.is_empty();
     // The context's session clock, for exploring lessons written for
@@ -94,56 +215,24 @@ pub(super) fn lessons(
         if !on_prompt && !manual && !learned_pins {
             continue;
         }
-        let Body::Lesson(l) = &live.item.body else {
-            continue;
-        };
         if facts.excluded(&live.item) {
             continue;
         }
-        if lesson::check_structural(&l.prerequisites, &gate).is_err() {
+        let Some(judged) = judge(engine, facts, &gate, live, similarity, session) else {
             continue;
-        }
-        let id = &live.item.id;
-        let pinned = manual || learned.is_pinned(id, &facts.tags);
-        if !on_prompt && !pinned {
-            continue;
-        }
-        // Its own tags matter here only once something was learned about it.
-        let own = learned
-            .tag_scores(id)
-            .map_or_else(Vec::new, |_| learned.seen_among(live.item.stack_words()));
-        let band = if on_prompt {
-            task_points(similarity)
-        } else {
-            0
         };
-        let assessment = learned.assess(id, &own, &facts.tags, Match::of_band(band));
-        let evidence = assessment.here;
-        let (boost, probation) = match assessment.verdict {
-            TagVerdict::Filtered => {
-                if band >= PROBATION_MIN_TASK_POINTS {
-                    held_back.push(id.clone());
-                }
+        let (boost, probation) = match judged.outcome {
+            Outcome::Candidate { boost, probation } => (boost, probation),
+            Outcome::Filtered { held_back: true } => {
+                held_back.push(live.item.id.clone());
                 continue;
             }
-            TagVerdict::Probation(boost) if band >= PROBATION_SHOW_TASK_POINTS => (boost, true),
-            TagVerdict::Probation(_) => continue,
-            TagVerdict::Boost(boost) => (boost, false),
+            _ => continue,
         };
-        let fit = lesson::stack_fit(live.item.stack_words(), &facts.tags, |t| {
-            learned.seen_tag(t)
-        });
-        let (overlap, another_stack) = (fit.shared, fit.another_stack);
-        // Written for another stack and not known to help here: explored
-        // in one session in a few of this context.
-        if on_prompt
-            && another_stack
-            && !probation
-            && evidence.level <= 0.0
-            && !explores_another_stack(session, id)
-        {
-            continue;
-        }
+        let (band, pinned) = (judged.band, judged.pinned);
+        let (overlap, another_stack) = (judged.fit.shared, judged.fit.another_stack);
+        let evidence = judged.assessment.here;
+        let assessment = judged.assessment;
         pool.push(Candidate {
             live,
             similarity,

@@ -15,14 +15,17 @@ use crate::scoring::rubric::RubricContext;
 use crate::text::bm25::MAX_QUERY_TERMS;
 use crate::text::tokenize::terms;
 
+pub(super) mod decision;
+mod exemplars;
+mod experience;
+mod gotchas;
 mod learnings;
-mod lessons;
+pub(super) mod lessons;
 mod observations;
-mod seed000;
-mod winning;
+pub(super) mod patterns;
 
-pub(super) use seed000::gotcha_match;
-pub(super) use winning::drafting;
+pub(super) use exemplars::drafting;
+pub(super) use gotchas::gotcha_match;
 
 use super::features::{bit, hash, mask, term_ids};
 use super::{Engine, Live, GLOBAL};
@@ -244,6 +247,9 @@ struct ByKind<'e> {
 pub(super) struct Selection {
     pub(super) entries: Vec<Entry>,
     pub(super) lessons: lessons::Noted,
+    /// What the decision to show made of each candidate (empty when it
+    /// did not decide this query).
+    pub(super) decided: Vec<decision::Considered>,
 }
 
 /// Scores every live item against `query` and returns the chosen entries.
@@ -278,16 +284,16 @@ pub(super) fn select(
     let mut out = Vec::new();
     let mut noted = lessons::Noted::default();
     if facts.wants(Kind::Experience) {
-        seed000::experience(&facts, &by_kind.experience, &mut out);
+        experience::experience(&facts, &by_kind.experience, &mut out);
     }
     if facts.wants(Kind::Pattern) {
-        seed000::patterns(engine, &facts, &by_kind.patterns, &sim, &mut out);
+        patterns::patterns(engine, &facts, &by_kind.patterns, &sim, &mut out);
     }
     if facts.wants(Kind::AntiPattern) {
-        seed000::anti_patterns(&facts, &by_kind.anti_patterns, &sim, &mut out);
+        patterns::anti_patterns(&facts, &by_kind.anti_patterns, &sim, &mut out);
     }
     if facts.wants(Kind::Gotcha) {
-        seed000::gotchas(&facts, &by_kind.gotchas, &sim, &mut out);
+        gotchas::gotchas(&facts, &by_kind.gotchas, &sim, &mut out);
     }
     if facts.wants(Kind::Lesson) {
         noted = lessons::lessons(engine, &facts, &by_kind.lessons, &sim, &mut out);
@@ -298,72 +304,21 @@ pub(super) fn select(
     if facts.wants(Kind::Observation) {
         observations::observations(&facts, &by_kind.observations, now, &mut out);
     }
-    if winning::drafting(&facts, &by_kind.exemplars) {
-        winning::winning_patterns(&facts, &by_kind.exemplars, &by_kind.seeds, now, &mut out);
+    if exemplars::drafting(&facts, &by_kind.exemplars) {
+        exemplars::winning_patterns(&facts, &by_kind.exemplars, &by_kind.seeds, now, &mut out);
     }
     // The prompt hook's block (a task the items must be about): one
     // decision across kinds. `memd query` keeps the seeds' own rules.
-    if engine.decides(query) {
-        decide(engine, &query.task, &sims, scope, &mut out);
-    }
+    let decided = if engine.decides(query) {
+        decision::decide(engine, &query.task, &sims, scope, &mut out)
+    } else {
+        Vec::new()
+    };
     Selection {
         entries: out,
         lessons: noted,
+        decided,
     }
-}
-
-/// The decision to show on a prompt ([`super::relevance`]): of what the
-/// kinds scored on the task selected (patterns, anti-patterns, gotchas,
-/// lessons), only those whose estimate reaches the threshold stay, at most
-/// [`MAX_SHOWN`](super::relevance::MAX_SHOWN) across kinds, best estimate
-/// first. Pinned lessons, experience and the other seeds' kinds are left
-/// to their own rules. Each kept entry carries its estimate as the
-/// `relevance` dimension.
-fn decide(
-    engine: &Engine,
-    task: &str,
-    sims: &crate::text::bm25::Similarities,
-    scope: super::ScopeId,
-    out: &mut Vec<Entry>,
-) {
-    use super::relevance::{MAX_SHOWN, SHOW_AT};
-    let decided = |s: Section| {
-        matches!(
-            s,
-            Section::Patterns | Section::AntiPatterns | Section::Gotchas | Section::Lessons
-        )
-    };
-    if !out.iter().any(|e| decided(e.section)) {
-        return;
-    }
-    let decision = engine.decision(task, sims);
-    let mut estimates: Vec<(f64, usize)> = out
-        .iter()
-        .enumerate()
-        .filter(|(_, e)| decided(e.section))
-        .map(|(i, e)| {
-            let p = engine
-                .live_in(&e.item.id, scope)
-                .map_or(0.0, |live| decision.estimate(live).1);
-            (p, i)
-        })
-        .collect();
-    estimates.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
-    let mut keep: Vec<bool> = out.iter().map(|e| !decided(e.section)).collect();
-    for &(p, i) in estimates
-        .iter()
-        .filter(|(p, _)| *p >= SHOW_AT)
-        .take(MAX_SHOWN)
-    {
-        keep[i] = true;
-        out[i].dimensions.insert("relevance".to_string(), p);
-    }
-    let mut i = 0;
-    out.retain(|_| {
-        let k = keep[i];
-        i += 1;
-        k
-    });
 }
 
 /// Keeps the `k` best of `items` (by `cmp`, best first), sorted: a partial

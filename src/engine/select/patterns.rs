@@ -1,45 +1,29 @@
-//! Seed 000's kinds: the agent's experience, patterns (with a bound
-//! from inline features before exact scoring), anti-patterns, gotchas.
+//! Seed 000's rubric for patterns (with a bound from inline features
+//! before exact scoring) and anti-patterns.
 
-use std::collections::BTreeMap;
-use std::sync::Arc;
-
+use crate::knowledge::item::Pattern;
 use crate::knowledge::{Body, Item};
 use crate::render::{Entry, Note, Section};
 use crate::scoring::rubric::{
-    self, match_gotcha, score_anti_pattern, score_pattern, MAX_ANTI_PATTERNS, MAX_GOTCHAS,
+    self, score_anti_pattern, score_pattern, PatternScore, MAX_ANTI_PATTERNS,
 };
 
 use super::{by_score_then_sim, dims, entry, top_k, QueryFacts};
 use crate::engine::features::Features;
 use crate::engine::{Engine, Live};
 
-pub(super) fn experience(facts: &QueryFacts<'_>, items: &[&Live], out: &mut Vec<Entry>) {
-    let Some(agent) = &facts.rubric.agent else {
-        return;
-    };
-    // Not about any task: it belongs to the session's start.
-    if facts.query.task_match {
-        return;
-    }
-    let mut mine: Vec<&Arc<Item>> = items
-        .iter()
-        .map(|l| &l.item)
-        .filter(|i| matches!(&i.body, Body::Experience(x) if &x.agent == agent))
-        .filter(|i| !facts.excluded(i))
-        .collect();
-    mine.sort_by(|a, b| {
-        (&a.source.file, a.source.pos.line).cmp(&(&b.source.file, b.source.pos.line))
-    });
-    for item in mine {
-        out.push(entry(
-            Section::Experience,
-            item,
-            1.0,
-            BTreeMap::new(),
-            Note::None,
-        ));
-    }
+/// Seed 000's rubric for one pattern with task similarity `similarity`,
+/// its applications recorded through feedback counted (what selection
+/// ranks by and `explain` shows).
+pub(in crate::engine) fn score(
+    engine: &Engine,
+    facts: &QueryFacts<'_>,
+    pattern: &Pattern,
+    item: &Item,
+    similarity: f64,
+) -> PatternScore {
+    let extra = engine.learned().times_applied(&item.id);
+    score_pattern(pattern, &item.tags, similarity, extra, &facts.rubric)
 }
 
 pub(super) fn patterns(
@@ -107,8 +91,7 @@ pub(super) fn patterns(
             continue;
         }
         let s = sim(live);
-        let extra = engine.learned().times_applied(&live.item.id);
-        let score = score_pattern(p, &live.item.tags, s, extra, &facts.rubric);
+        let score = score(engine, facts, p, &live.item, s);
         if score.total() < rubric::FALLBACK_THRESHOLD {
             continue;
         }
@@ -181,61 +164,5 @@ pub(super) fn anti_patterns(
             ("similarity", s),
         ]);
         out.push(entry(Section::AntiPatterns, item, total, d, Note::None));
-    }
-}
-
-/// Seed 000's gotcha match, its task's technical area also met by a task
-/// match of the gotcha's own text (the fused similarity at 1 task point or
-/// more), so a gotcha is found by what it says, not only by its category's
-/// word.
-pub(in crate::engine) fn gotcha_match(
-    category: Option<&str>,
-    similarity: f64,
-    facts: &QueryFacts<'_>,
-) -> rubric::GotchaMatch {
-    let mut m = match_gotcha(category, &facts.rubric);
-    m.task_keyword |= rubric::task_points(similarity) >= 1;
-    m
-}
-
-pub(super) fn gotchas(
-    facts: &QueryFacts<'_>,
-    items: &[&Live],
-    sim: &dyn Fn(&Live) -> f64,
-    out: &mut Vec<Entry>,
-) {
-    let mut scored: Vec<_> = items
-        .iter()
-        .filter_map(|live| {
-            let s = sim(live);
-            // Without a task match, the category must be one of the query's
-            // words or domains: most gotchas leave here, unscored.
-            if rubric::task_points(s) == 0 {
-                match live.features {
-                    Features::Gotcha { category: 0, .. } => return None,
-                    Features::Gotcha {
-                        category: h,
-                        single_word: true,
-                    } if !facts.gotcha_hashes.contains(&h) => return None,
-                    _ => {}
-                }
-            }
-            let Body::Gotcha(g) = &live.item.body else {
-                return None;
-            };
-            let m = gotcha_match(g.category.as_deref(), s, facts);
-            let about = m.task_keyword || !facts.query.task_match;
-            (m.shown() && about && !facts.excluded(&live.item))
-                .then(|| (m, f64::from(m.total()), s, &live.item))
-        })
-        .collect();
-    top_k(&mut scored, MAX_GOTCHAS, by_score_then_sim);
-    for (m, total, s, item) in scored {
-        let d = dims(&[
-            ("domain", f64::from(u8::from(m.domain))),
-            ("task_keyword", f64::from(u8::from(m.task_keyword))),
-            ("similarity", s),
-        ]);
-        out.push(entry(Section::Gotchas, item, total, d, Note::None));
     }
 }
