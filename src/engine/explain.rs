@@ -75,6 +75,24 @@ fn confidence_name(c: Option<Confidence>) -> &'static str {
     }
 }
 
+/// An explanation as it is written: its reasons, dimensions and score.
+#[derive(Default)]
+struct Notes {
+    reasons: Vec<String>,
+    dims: BTreeMap<String, f64>,
+    score: Option<f64>,
+}
+
+impl Notes {
+    fn put(&mut self, k: &str, v: f64) {
+        self.dims.insert(k.to_string(), v);
+    }
+
+    fn say(&mut self, reason: String) {
+        self.reasons.push(reason);
+    }
+}
+
 /// Explains `id` for `query`; `None` when no such item is visible to it.
 pub(super) fn explain(
     engine: &Engine,
@@ -97,18 +115,13 @@ pub(super) fn explain(
     let sims = engine.similarities(&query.task);
     let sim = f64::from(sims.get(live.doc));
     let item = &live.item;
-    let mut reasons = Vec::new();
-    let mut dims = BTreeMap::new();
-    let mut score = None;
-    let mut put = |k: &str, v: f64| {
-        dims.insert(k.to_string(), v);
-    };
+    let mut n = Notes::default();
     let embedded = super::is_embedded(live.kind);
     if let (Some((lexical, cosine)), Some(semantic), true) =
         (sims.parts(live.doc), engine.semantic(), embedded)
     {
         let f = semantic.fusion();
-        reasons.push(format!(
+        n.say(format!(
             "similarity {sim:.2} = {} x lexical {lexical:.2} + {} x meaning {:.2} (cosine {cosine:.2} with model {}, above {} rescaled to 0..1)",
             f.lexical,
             f.semantic,
@@ -118,105 +131,32 @@ pub(super) fn explain(
         ));
     }
     if exclude.contains(id) {
-        reasons.push("already shown in this session: not shown again".to_string());
+        n.say("already shown in this session: not shown again".to_string());
     }
     if !query.kinds.is_empty() && !query.kinds.contains(&live.kind) {
         let kinds: Vec<String> = query.kinds.iter().map(|k| k.to_string()).collect();
-        reasons.push(format!("the query asks only for {}", list(&kinds)));
+        n.say(format!("the query asks only for {}", list(&kinds)));
     }
     let agent = facts.rubric.agent.clone();
     match &item.body {
         Body::Pattern(p) => {
-            let extra = engine.learned().times_applied(id);
-            let s = select::patterns::score(engine, &facts, p, item, sim);
-            for (k, v) in [
-                ("task", s.task),
-                ("product", s.product),
-                ("role", s.role),
-                ("history", s.history),
-                ("recency", s.recency),
-            ] {
-                put(k, f64::from(v));
-            }
-            put("similarity", sim);
-            score = Some(f64::from(s.total()));
-            reasons.push(task_reason(sim, s.task));
-            reasons.push(format!(
-                "B product: learned from {}, applies to {}, stack {}; query product {}, tags {} -> {}/2",
-                one(p.learned_from.product.as_ref()),
-                list(&p.applies_to),
-                list(&p.stack),
-                one(facts.rubric.product.as_ref()),
-                list(&facts.rubric.tags),
-                s.product
-            ));
-            reasons.push(format!(
-                "C role: roles {}, adjacent {}, category {}; agent {} with domains {} -> {}/2",
-                list(&p.roles),
-                list(&p.adjacent_roles),
-                one(p.category.as_ref()),
-                one(agent.as_ref()),
-                list(&facts.rubric.domains),
-                s.role
-            ));
-            reasons.push(format!(
-                "D history: confidence {}, applied {} times ({} in the file, {} recorded) -> {}/2 (high and >= {}: 2; high or medium: 1)",
-                confidence_name(p.confidence),
-                p.times_applied + extra,
-                p.times_applied,
-                extra,
-                s.history,
-                rubric::PROVEN_APPLICATIONS
-            ));
-            reasons.push(format!(
-                "E recency: learned {} -> {}/1 (within {} days: 1)",
-                p.learned_from
-                    .date
-                    .map_or("on an unknown date".to_string(), |d| format!(
-                        "on {}",
-                        format_instant(d)
-                    )),
-                s.recency,
-                rubric::RECENCY_WINDOW_DAYS
-            ));
-            let total = s.total();
-            reasons.push(format!(
-                "total {total}/10: {} (at most {} patterns)",
-                if total >= rubric::FULL_THRESHOLD {
-                    format!(">= {}, shown with its code", rubric::FULL_THRESHOLD)
-                } else if total >= rubric::SHOW_THRESHOLD {
-                    format!(
-                        ">= {}, shown with problem and solution",
-                        rubric::SHOW_THRESHOLD
-                    )
-                } else if total >= rubric::FALLBACK_THRESHOLD {
-                    format!(
-                        ">= {}, shown only while fewer than {} patterns reach {}",
-                        rubric::FALLBACK_THRESHOLD,
-                        rubric::FALLBACK_WHEN_FEWER_THAN,
-                        rubric::SHOW_THRESHOLD
-                    )
-                } else {
-                    format!("below {}, never shown", rubric::FALLBACK_THRESHOLD)
-                },
-                rubric::MAX_PATTERNS
-            ));
+            pattern(engine, &facts, item, p, sim, &mut n);
         }
         Body::AntiPattern(a) => {
             let s = score_anti_pattern(a, sim, &facts.rubric);
-            put("task", f64::from(s.task));
-            put("role", f64::from(s.role));
-            put("similarity", sim);
-            score = Some(f64::from(s.total()));
-            reasons.push(task_reason(sim, s.task));
-            reasons.push(format!(
+            n.put("task", f64::from(s.task));
+            n.put("role", f64::from(s.role));
+            n.put("similarity", sim);
+            n.score = Some(f64::from(s.total()));
+            n.say(task_reason(sim, s.task));
+            n.say(format!(
                 "C role: roles {}, adjacent {}; agent {} -> {}/2",
                 list(&a.roles),
                 list(&a.adjacent_roles),
                 one(agent.as_ref()),
                 s.role
             ));
-            reasons.push(format!(
+            n.say(format!(
                 "total {}/5 (anti-patterns use A + C only; shown at >= {}, at most {})",
                 s.total(),
                 rubric::ANTI_PATTERN_THRESHOLD,
@@ -225,11 +165,11 @@ pub(super) fn explain(
         }
         Body::Gotcha(g) => {
             let m = gotcha_match(g.category.as_deref(), sim, &facts);
-            put("domain", f64::from(u8::from(m.domain)));
-            put("task_keyword", f64::from(u8::from(m.task_keyword)));
-            put("similarity", sim);
-            score = Some(f64::from(m.total()));
-            reasons.push(format!(
+            n.put("domain", f64::from(u8::from(m.domain)));
+            n.put("task_keyword", f64::from(u8::from(m.task_keyword)));
+            n.put("similarity", sim);
+            n.score = Some(f64::from(m.total()));
+            n.say(format!(
                 "category {}: {} the agent's domain ({}); the task {} about it (a word of the task is its category, or similarity {sim:.2} >= {:.2}) (shown when either; at most {})",
                 one(g.category.as_ref()),
                 if m.domain { "is" } else { "is not" },
@@ -240,189 +180,14 @@ pub(super) fn explain(
             ));
         }
         Body::Experience(e) => {
-            reasons.push(format!(
+            n.say(format!(
                 "experience of `{}`: shown to that agent always, first; the query's agent is {}",
                 e.agent,
                 one(agent.as_ref())
             ));
         }
         Body::Lesson(_) => {
-            let learned = engine.learned();
-            let gate = facts.gate();
-            let session = learned.sessions_with(&facts.tags);
-            let Some(judged) = lessons::judge(engine, &facts, &gate, live, sim, session) else {
-                unreachable!("a lesson is judged as one");
-            };
-            reasons.push(match &judged.gate {
-                Ok(()) => "structural prerequisites (os, repos, paths, mcp_servers): satisfied"
-                    .to_string(),
-                Err(why) => format!("structural prerequisites: {why} (a hard gate)"),
-            });
-            let another_stack = judged.fit.another_stack;
-            put("another_stack", f64::from(u8::from(another_stack)));
-            if another_stack {
-                reasons.push(format!(
-                    "written for another stack: its own tags (a lesson given none: the words of its text) name [{}], workspaces memd has seen, and none of them is among [{}]; on a prompt it comes after every lesson that is not, and until it is judged relevant here it is a candidate in one session of {} of this context ({} this one)",
-                    learned.seen_among(item.stack_words()).join(", "),
-                    facts.tags.join(", "),
-                    lesson::EXPLORE_ANOTHER_STACK_EVERY,
-                    if judged.explored { "including" } else { "not" }
-                ));
-            }
-            let on_prompt = !facts.query.task.trim().is_empty();
-            let band = judged.band;
-            let shown = Match::of_band(band);
-            let assessment = &judged.assessment;
-            let read = assessment.read;
-            let e = assessment.here;
-            put("tag_avg", e.avg);
-            put("tag_level", e.level);
-            put("tag_evals", e.evals);
-            put("tag_held_back", e.held);
-            put("similarity", sim);
-            let weights: Vec<String> = facts
-                .tags
-                .iter()
-                .map(|t| format!("{t} x{:.2}", learned.weight(t)))
-                .collect();
-            let evidence_read = match (shown, read) {
-                (Match::Strong, _) => String::new(),
-                (Match::Weak, Match::Weak) => format!(
-                    " (this prompt matches it only in passing, band {band}: read from its verdicts on such matches and on strong ones, `{WEAK_MATCH}tag` in memctl log)"
-                ),
-                (Match::Weak, Match::Strong) => format!(
-                    " (this prompt matches it only in passing, band {band}, but it was judged before memd kept such verdicts apart: read from all of them)"
-                ),
-            };
-            let over = format!(
-                "tag relevance{evidence_read} over [{}] (weights: how well each tag tells contexts apart): average {} over {:.1} judged sessions, held back from {:.0} prompts since",
-                weights.join(", "),
-                average(&e),
-                e.evals,
-                e.held
-            );
-            let elsewhere = if assessment.elsewhere_tags.is_empty() {
-                String::new()
-            } else {
-                let a = assessment.elsewhere;
-                put("elsewhere_avg", a.avg);
-                put("elsewhere_evals", a.evals);
-                format!(
-                    "; where its own tags were absent ([{}]): average {} over {:.1} judged sessions, held back from {:.0} prompts since",
-                    assessment.elsewhere_tags.join(", "),
-                    average(&a),
-                    a.evals,
-                    a.held
-                )
-            };
-            let everywhere = match assessment.everywhere {
-                Some(a) => {
-                    put("everywhere_avg", a.avg);
-                    put("everywhere_evals", a.evals);
-                    format!(
-                        "; in every context it was judged in ({} of them, irrelevant on balance in {}): average {} over {:.1} judged sessions, held back from {:.0} prompts since",
-                        learned.contexts_judged(id, read),
-                        learned.contexts_against(id, read),
-                        average(&a),
-                        a.evals,
-                        a.held
-                    )
-                }
-                None => String::new(),
-            };
-            let over = format!("{over}{elsewhere}{everywhere}");
-            let (which, deciding) = match assessment.decided {
-                Scope::Here => ("here", e),
-                Scope::Elsewhere => (
-                    "where its own tags were absent, and nothing here says relevant",
-                    assessment.elsewhere,
-                ),
-                Scope::Everywhere => (
-                    "in every context it was judged in, and nothing here says relevant",
-                    assessment.everywhere.unwrap_or_default(),
-                ),
-            };
-            let wait = tag_relevance::probation_wait(deciding.evals);
-            reasons.push(match assessment.verdict {
-                TagVerdict::Filtered if read == Match::Weak => format!(
-                    "{over}: filtered {which} on prompts that match it in passing (>= {} sessions and below {}); a verdict on a prompt that matches it well (a task match of {} points or more) counts here too",
-                    tag_relevance::MIN_EVALS_FOR_FILTER,
-                    tag_relevance::NEGATIVE_SCORE_THRESHOLD,
-                    lesson::PROBATION_MIN_TASK_POINTS
-                ),
-                TagVerdict::Filtered => format!(
-                    "{over}: filtered {which} (>= {} sessions and below {}); it gets another chance once held back from {wait:.0} prompts it matches (a task match of {} points or more) since it was last judged",
-                    tag_relevance::MIN_EVALS_FOR_FILTER,
-                    tag_relevance::NEGATIVE_SCORE_THRESHOLD,
-                    lesson::PROBATION_MIN_TASK_POINTS
-                ),
-                TagVerdict::Probation(b) if deciding.trial => format!(
-                    "{over}: on trial: it was filtered {which}, and one judged session since found it relevant; until the next confirms it, it is shown only on a task match of {} points, after the lessons that are kept (boost {b:+.5})",
-                    lesson::PROBATION_SHOW_TASK_POINTS
-                ),
-                TagVerdict::Probation(b) => format!(
-                    "{over}: on probation: it was filtered {which}, and has since been held back from {wait:.0} prompts or more, so it may be shown again on a task match of {} points, after the lessons that are kept, to be judged anew (boost {b:+.5})",
-                    lesson::PROBATION_SHOW_TASK_POINTS
-                ),
-                TagVerdict::Boost(b) => format!("{over}: kept, boost {b:+.5}"),
-            });
-            let pins = learned.pins_of(id);
-            let pinned_here = judged.pinned;
-            let mut pin_lines: Vec<String> = pins
-                .iter()
-                .map(|p| {
-                    format!(
-                        "auto-pinned for [{}] ({})",
-                        p.tags.join(", "),
-                        if p.tags.iter().all(|t| facts.tags.contains(t)) {
-                            "applies here"
-                        } else {
-                            "not here"
-                        }
-                    )
-                })
-                .collect();
-            if judged.manual {
-                pin_lines.insert(0, "pinned in its file".to_string());
-            }
-            if !pin_lines.is_empty() {
-                reasons.push(pin_lines.join("; "));
-            }
-            put("task_band", f64::from(band));
-            reasons.push(if !on_prompt {
-                if pinned_here {
-                    format!(
-                        "no task (session start): pinned lessons are shown, at most {}",
-                        lesson::MAX_PINNED
-                    )
-                } else {
-                    "no task (session start): only pinned lessons are shown".to_string()
-                }
-            } else {
-                format!(
-                    "task similarity {sim:.2} (band {band}): {} the candidate threshold {MIN_TASK_SIMILARITY}, pinned or not; the task band orders first, then RRF of the lexical and tag rankings plus the boost, at most {}",
-                    if sim >= MIN_TASK_SIMILARITY { "meets" } else { "below" },
-                    lesson::MAX_LESSONS
-                )
-            });
-            reasons.push(format!(
-                "seed 001's outcome: {}",
-                match judged.outcome {
-                    lessons::Outcome::NoTaskMatch => "no task match".to_string(),
-                    lessons::Outcome::NotPinned => "not pinned, so not at session start".to_string(),
-                    lessons::Outcome::Gated => "held by its structural prerequisites".to_string(),
-                    lessons::Outcome::Filtered { .. } => "filtered by what was learned".to_string(),
-                    lessons::Outcome::ProbationTooWeak => format!(
-                        "on probation, and the prompt's task match is below {} points",
-                        lesson::PROBATION_SHOW_TASK_POINTS
-                    ),
-                    lessons::Outcome::AnotherStack =>
-                        "written for another stack, and not a candidate in this session".to_string(),
-                    lessons::Outcome::Candidate { probation: true, .. } =>
-                        "a candidate, on probation".to_string(),
-                    lessons::Outcome::Candidate { .. } => "a candidate".to_string(),
-                }
-            ));
+            lesson(engine, &facts, live, sim, &mut n);
         }
         Body::Learning(l) => {
             if let Features::Learning(t) = &live.features {
@@ -433,11 +198,11 @@ pub(super) fn explain(
                     &facts.keyword_terms,
                     &facts.context_terms,
                 );
-                put("keyword", s.keyword);
-                put("context", s.context);
-                put("error_type", s.error_type);
-                score = Some(s.total());
-                reasons.push(format!(
+                n.put("keyword", s.keyword);
+                n.put("context", s.context);
+                n.put("error_type", s.error_type);
+                n.score = Some(s.total());
+                n.say(format!(
                     "similarity 0.5 x keyword {:.2} + 0.3 x context {:.2} + 0.2 x error type {:.2} = {:.3} (shown at >= {}, at most 3)",
                     s.keyword, s.context, s.error_type, s.total(), learning::MIN_SIMILARITY
                 ));
@@ -448,7 +213,7 @@ pub(super) fn explain(
                 .effectiveness
                 .or(l.effectiveness)
             {
-                put("effectiveness", e);
+                n.put("effectiveness", e);
             }
         }
         Body::Observation(o) => {
@@ -460,12 +225,12 @@ pub(super) fn explain(
                 same,
                 facts.observation_keywords.overlap(&o.content),
             );
-            put("recency", s.recency);
-            put("importance", s.importance);
-            put("agent", s.agent);
-            put("keyword", s.keyword);
-            score = Some(s.total());
-            reasons.push(format!(
+            n.put("recency", s.recency);
+            n.put("importance", s.importance);
+            n.put("agent", s.agent);
+            n.put("keyword", s.keyword);
+            n.score = Some(s.total());
+            n.say(format!(
                 "0.4 x recency {:.3} ({hours:.1} h old) + 0.3 x importance {:.1} ({}) + 0.2 x agent {:.0} + 0.1 x keywords {:.2} = {:.3}; the {:?} mode keeps >= {}",
                 s.recency,
                 s.importance,
@@ -479,8 +244,8 @@ pub(super) fn explain(
         }
         Body::Exemplar(e) => {
             let days = (now - e.posted_at) as f64 / SECS_PER_DAY;
-            put("decay", exemplar::decay(days));
-            reasons.push(format!(
+            n.put("decay", exemplar::decay(days));
+            n.say(format!(
                 "posted {days:.1} days ago: decay {:.3}; performance score {:?}; retrieved only when the task drafts content (it {})",
                 exemplar::decay(days),
                 e.performance_score,
@@ -488,61 +253,23 @@ pub(super) fn explain(
             ));
         }
         Body::Seed(s) => {
-            put("engagement_weight", s.engagement_weight);
-            reasons.push(format!(
+            n.put("engagement_weight", s.engagement_weight);
+            n.say(format!(
                 "a seed: shown only when no exemplar can be retrieved and the task drafts content; weight {}",
                 s.engagement_weight
             ));
         }
     }
-    // The decision to show on a prompt, as selection made it: the
-    // estimate, what it read, and the one threshold and cap.
     if embedded && engine.decides(query) {
-        let (evidence, p, outcome) = match &considered {
-            Some(c) => (c.evidence, c.estimate, Some((c.outcome, c.rank))),
-            // Not put forward by its kind's rules: its estimate all the same.
-            None => {
-                let (evidence, p) = engine.decision(&query.task, &sims).estimate(live);
-                (evidence, p, None)
-            }
-        };
-        let parts: Vec<String> = super::relevance::Evidence::NAMES
-            .iter()
-            .zip(evidence.features())
-            .map(|(n, v)| format!("{n} {v:.2}"))
-            .collect();
-        reasons.push(format!(
-            "relevance estimate {p:.2} from {} ({})",
-            parts.join(", "),
-            decision::rule()
-        ));
-        reasons.push(match outcome {
-            Some((decision::Outcome::Shown, rank)) => {
-                format!("the decision to show keeps it (candidate {rank} by estimate)")
-            }
-            Some((decision::Outcome::Below, _)) => format!(
-                "estimate {p:.2} is below {}: not about this prompt",
-                super::relevance::SHOW_AT
-            ),
-            Some((decision::Outcome::OverCap, rank)) => format!(
-                "candidate {rank} by estimate: the {} before it took the places",
-                super::relevance::MAX_SHOWN
-            ),
-            None if p < super::relevance::SHOW_AT => format!(
-                "its kind's rules did not put it forward, and its estimate {p:.2} is below {} too: not about this prompt",
-                super::relevance::SHOW_AT
-            ),
-            None => "its kind's rules did not put it forward, so the decision to show did not weigh it".to_string(),
-        });
-        dims.insert("relevance".to_string(), p);
+        decision_to_show(engine, query, &sims, live, considered.as_ref(), &mut n);
     }
-    reasons.push(match shown {
+    n.say(match shown {
         Some(_) => "shown in this context".to_string(),
         None => "not shown in this context".to_string(),
     });
     let (score, mut dims) = match shown {
         Some(s) => (Some(s.score), s.dimensions.clone()),
-        None => (score, dims),
+        None => (n.score, n.dims),
     };
     if let (Some((lexical, cosine)), true) = (sims.parts(live.doc), embedded) {
         dims.insert("lexical".to_string(), f64::from(lexical));
@@ -554,6 +281,325 @@ pub(super) fn explain(
         shown: shown.is_some(),
         score,
         dimensions: dims,
-        reasons,
+        reasons: n.reasons,
     }))
+}
+
+/// Seed 000's rubric for a pattern, dimension by dimension.
+fn pattern(
+    engine: &Engine,
+    facts: &QueryFacts<'_>,
+    item: &crate::knowledge::Item,
+    p: &crate::knowledge::item::Pattern,
+    sim: f64,
+    n: &mut Notes,
+) {
+    let id = &item.id;
+    let agent = facts.rubric.agent.clone();
+    let extra = engine.learned().times_applied(id);
+    let s = select::patterns::score(engine, facts, p, item, sim);
+    for (k, v) in [
+        ("task", s.task),
+        ("product", s.product),
+        ("role", s.role),
+        ("history", s.history),
+        ("recency", s.recency),
+    ] {
+        n.put(k, f64::from(v));
+    }
+    n.put("similarity", sim);
+    n.score = Some(f64::from(s.total()));
+    n.say(task_reason(sim, s.task));
+    n.say(format!(
+        "B product: learned from {}, applies to {}, stack {}; query product {}, tags {} -> {}/2",
+        one(p.learned_from.product.as_ref()),
+        list(&p.applies_to),
+        list(&p.stack),
+        one(facts.rubric.product.as_ref()),
+        list(&facts.rubric.tags),
+        s.product
+    ));
+    n.say(format!(
+        "C role: roles {}, adjacent {}, category {}; agent {} with domains {} -> {}/2",
+        list(&p.roles),
+        list(&p.adjacent_roles),
+        one(p.category.as_ref()),
+        one(agent.as_ref()),
+        list(&facts.rubric.domains),
+        s.role
+    ));
+    n.say(format!(
+        "D history: confidence {}, applied {} times ({} in the file, {} recorded) -> {}/2 (high and >= {}: 2; high or medium: 1)",
+        confidence_name(p.confidence),
+        p.times_applied + extra,
+        p.times_applied,
+        extra,
+        s.history,
+        rubric::PROVEN_APPLICATIONS
+    ));
+    n.say(format!(
+        "E recency: learned {} -> {}/1 (within {} days: 1)",
+        p.learned_from
+            .date
+            .map_or("on an unknown date".to_string(), |d| format!(
+                "on {}",
+                format_instant(d)
+            )),
+        s.recency,
+        rubric::RECENCY_WINDOW_DAYS
+    ));
+    let total = s.total();
+    n.say(format!(
+        "total {total}/10: {} (at most {} patterns)",
+        if total >= rubric::FULL_THRESHOLD {
+            format!(">= {}, shown with its code", rubric::FULL_THRESHOLD)
+        } else if total >= rubric::SHOW_THRESHOLD {
+            format!(
+                ">= {}, shown with problem and solution",
+                rubric::SHOW_THRESHOLD
+            )
+        } else if total >= rubric::FALLBACK_THRESHOLD {
+            format!(
+                ">= {}, shown only while fewer than {} patterns reach {}",
+                rubric::FALLBACK_THRESHOLD,
+                rubric::FALLBACK_WHEN_FEWER_THAN,
+                rubric::SHOW_THRESHOLD
+            )
+        } else {
+            format!("below {}, never shown", rubric::FALLBACK_THRESHOLD)
+        },
+        rubric::MAX_PATTERNS
+    ));
+}
+
+/// Seed 001's judgement of a lesson: its gate, stack, learned evidence,
+/// pins and outcome.
+fn lesson(engine: &Engine, facts: &QueryFacts<'_>, live: &super::Live, sim: f64, n: &mut Notes) {
+    let item = &live.item;
+    let id = &item.id;
+    let learned = engine.learned();
+    let context = lessons::Context::new(engine, facts);
+    let Some(judged) = lessons::judge(engine, facts, &context, live, sim) else {
+        unreachable!("a lesson is judged as one");
+    };
+    n.say(match &judged.gate {
+        Ok(()) => "structural prerequisites (os, repos, paths, mcp_servers): satisfied".to_string(),
+        Err(why) => format!("structural prerequisites: {why} (a hard gate)"),
+    });
+    let another_stack = judged.fit.another_stack;
+    n.put("another_stack", f64::from(u8::from(another_stack)));
+    if another_stack {
+        n.say(format!(
+            "written for another stack: its own tags (a lesson given none: the words of its text) name [{}], workspaces memd has seen, and none of them is among [{}]; on a prompt it comes after every lesson that is not, and until it is judged relevant here it is a candidate in one session of {} of this context ({} this one)",
+            learned.seen_among(item.stack_words()).join(", "),
+            facts.tags.join(", "),
+            lesson::EXPLORE_ANOTHER_STACK_EVERY,
+            if judged.explored { "including" } else { "not" }
+        ));
+    }
+    let on_prompt = !facts.query.task.trim().is_empty();
+    let band = judged.band;
+    let shown = Match::of_band(band);
+    let assessment = &judged.assessment;
+    let read = assessment.read;
+    let e = assessment.here;
+    n.put("tag_avg", e.avg);
+    n.put("tag_level", e.level);
+    n.put("tag_evals", e.evals);
+    n.put("tag_held_back", e.held);
+    n.put("similarity", sim);
+    let weights: Vec<String> = facts
+        .tags
+        .iter()
+        .map(|t| format!("{t} x{:.2}", learned.weight(t)))
+        .collect();
+    let evidence_read = match (shown, read) {
+        (Match::Strong, _) => String::new(),
+        (Match::Weak, Match::Weak) => format!(
+            " (this prompt matches it only in passing, band {band}: read from its verdicts on such matches and on strong ones, `{WEAK_MATCH}tag` in memctl log)"
+        ),
+        (Match::Weak, Match::Strong) => format!(
+            " (this prompt matches it only in passing, band {band}, but it was judged before memd kept such verdicts apart: read from all of them)"
+        ),
+    };
+    let over = format!(
+        "tag relevance{evidence_read} over [{}] (weights: how well each tag tells contexts apart): average {} over {:.1} judged sessions, held back from {:.0} prompts since",
+        weights.join(", "),
+        average(&e),
+        e.evals,
+        e.held
+    );
+    let elsewhere = if assessment.elsewhere_tags.is_empty() {
+        String::new()
+    } else {
+        let a = assessment.elsewhere;
+        n.put("elsewhere_avg", a.avg);
+        n.put("elsewhere_evals", a.evals);
+        format!(
+            "; where its own tags were absent ([{}]): average {} over {:.1} judged sessions, held back from {:.0} prompts since",
+            assessment.elsewhere_tags.join(", "),
+            average(&a),
+            a.evals,
+            a.held
+        )
+    };
+    let everywhere = match assessment.everywhere {
+        Some(a) => {
+            n.put("everywhere_avg", a.avg);
+            n.put("everywhere_evals", a.evals);
+            format!(
+                "; in every context it was judged in ({} of them, irrelevant on balance in {}): average {} over {:.1} judged sessions, held back from {:.0} prompts since",
+                learned.contexts_judged(id, read),
+                learned.contexts_against(id, read),
+                average(&a),
+                a.evals,
+                a.held
+            )
+        }
+        None => String::new(),
+    };
+    let over = format!("{over}{elsewhere}{everywhere}");
+    let (which, deciding) = match assessment.decided {
+        Scope::Here => ("here", e),
+        Scope::Elsewhere => (
+            "where its own tags were absent, and nothing here says relevant",
+            assessment.elsewhere,
+        ),
+        Scope::Everywhere => (
+            "in every context it was judged in, and nothing here says relevant",
+            assessment.everywhere.unwrap_or_default(),
+        ),
+    };
+    let wait = tag_relevance::probation_wait(deciding.evals);
+    n.say(match assessment.verdict {
+        TagVerdict::Filtered if read == Match::Weak => format!(
+            "{over}: filtered {which} on prompts that match it in passing (>= {} sessions and below {}); a verdict on a prompt that matches it well (a task match of {} points or more) counts here too",
+            tag_relevance::MIN_EVALS_FOR_FILTER,
+            tag_relevance::NEGATIVE_SCORE_THRESHOLD,
+            lesson::PROBATION_MIN_TASK_POINTS
+        ),
+        TagVerdict::Filtered => format!(
+            "{over}: filtered {which} (>= {} sessions and below {}); it gets another chance once held back from {wait:.0} prompts it matches (a task match of {} points or more) since it was last judged",
+            tag_relevance::MIN_EVALS_FOR_FILTER,
+            tag_relevance::NEGATIVE_SCORE_THRESHOLD,
+            lesson::PROBATION_MIN_TASK_POINTS
+        ),
+        TagVerdict::Probation(b) if deciding.trial => format!(
+            "{over}: on trial: it was filtered {which}, and one judged session since found it relevant; until the next confirms it, it is shown only on a task match of {} points, after the lessons that are kept (boost {b:+.5})",
+            lesson::PROBATION_SHOW_TASK_POINTS
+        ),
+        TagVerdict::Probation(b) => format!(
+            "{over}: on probation: it was filtered {which}, and has since been held back from {wait:.0} prompts or more, so it may be shown again on a task match of {} points, after the lessons that are kept, to be judged anew (boost {b:+.5})",
+            lesson::PROBATION_SHOW_TASK_POINTS
+        ),
+        TagVerdict::Boost(b) => format!("{over}: kept, boost {b:+.5}"),
+    });
+    let pins = learned.pins_of(id);
+    let pinned_here = judged.pinned;
+    let mut pin_lines: Vec<String> = pins
+        .iter()
+        .map(|p| {
+            format!(
+                "auto-pinned for [{}] ({})",
+                p.tags.join(", "),
+                if p.tags.iter().all(|t| facts.tags.contains(t)) {
+                    "applies here"
+                } else {
+                    "not here"
+                }
+            )
+        })
+        .collect();
+    if judged.manual {
+        pin_lines.insert(0, "pinned in its file".to_string());
+    }
+    if !pin_lines.is_empty() {
+        n.say(pin_lines.join("; "));
+    }
+    n.put("task_band", f64::from(band));
+    n.say(if !on_prompt {
+        if pinned_here {
+            format!(
+                "no task (session start): pinned lessons are shown, at most {}",
+                lesson::MAX_PINNED
+            )
+        } else {
+            "no task (session start): only pinned lessons are shown".to_string()
+        }
+    } else {
+        format!(
+            "task similarity {sim:.2} (band {band}): {} the candidate threshold {MIN_TASK_SIMILARITY}, pinned or not; the task band orders first, then RRF of the lexical and tag rankings plus the boost, at most {}",
+            if sim >= MIN_TASK_SIMILARITY { "meets" } else { "below" },
+            lesson::MAX_LESSONS
+        )
+    });
+    n.say(format!(
+        "seed 001's outcome: {}",
+        match judged.outcome {
+            lessons::Outcome::NoTaskMatch => "no task match".to_string(),
+            lessons::Outcome::NotPinned => "not pinned, so not at session start".to_string(),
+            lessons::Outcome::Gated => "held by its structural prerequisites".to_string(),
+            lessons::Outcome::Filtered { .. } => "filtered by what was learned".to_string(),
+            lessons::Outcome::ProbationTooWeak => format!(
+                "on probation, and the prompt's task match is below {} points",
+                lesson::PROBATION_SHOW_TASK_POINTS
+            ),
+            lessons::Outcome::AnotherStack =>
+                "written for another stack, and not a candidate in this session".to_string(),
+            lessons::Outcome::Candidate {
+                probation: true, ..
+            } => "a candidate, on probation".to_string(),
+            lessons::Outcome::Candidate { .. } => "a candidate".to_string(),
+        }
+    ));
+}
+
+/// The decision to show on a prompt, as selection made it
+/// (`considered`, when its kind's rules put the item forward): the
+/// estimate, what it read, and the one threshold and cap.
+fn decision_to_show(
+    engine: &Engine,
+    query: &Query,
+    sims: &crate::text::bm25::Similarities,
+    live: &super::Live,
+    considered: Option<&decision::Considered>,
+    n: &mut Notes,
+) {
+    let (evidence, p, outcome) = match considered {
+        Some(c) => (c.evidence, c.estimate, Some((c.outcome, c.rank))),
+        // Not put forward by its kind's rules: its estimate all the same.
+        None => {
+            let (evidence, p) = engine.decision(&query.task, sims).estimate(live);
+            (evidence, p, None)
+        }
+    };
+    let parts: Vec<String> = super::relevance::Evidence::NAMES
+        .iter()
+        .zip(evidence.features())
+        .map(|(n, v)| format!("{n} {v:.2}"))
+        .collect();
+    n.say(format!(
+        "relevance estimate {p:.2} from {} ({})",
+        parts.join(", "),
+        decision::rule()
+    ));
+    n.say(match outcome {
+        Some((decision::Outcome::Shown, rank)) => {
+            format!("the decision to show keeps it (candidate {rank} by estimate)")
+        }
+        Some((decision::Outcome::Below, _)) => format!(
+            "estimate {p:.2} is below {}: not about this prompt",
+            super::relevance::SHOW_AT
+        ),
+        Some((decision::Outcome::OverCap, rank)) => format!(
+            "candidate {rank} by estimate: the {} before it took the places",
+            super::relevance::MAX_SHOWN
+        ),
+        None if p < super::relevance::SHOW_AT => format!(
+            "its kind's rules did not put it forward, and its estimate {p:.2} is below {} too: not about this prompt",
+            super::relevance::SHOW_AT
+        ),
+        None => "its kind's rules did not put it forward, so the decision to show did not weigh it".to_string(),
+    });
+    n.put("relevance", p);
 }

@@ -278,6 +278,52 @@ pub struct Assessment {
     pub read: Match,
 }
 
+/// The workspace tags memd has seen, as one query asks about them for
+/// every word of every candidate lesson ([`Learned::seen_tag`] in any
+/// case): a fast hash set of the tags (lower case, as they are kept) and
+/// the lengths they come in, so most words are answered without hashing.
+pub struct SeenTags<'a> {
+    tags: rustc_hash::FxHashSet<&'a str>,
+    /// Bit `n` set when some tag has `n` bytes (`n` < 64); longer tags set
+    /// bit 63.
+    lengths: u64,
+}
+
+impl<'a> SeenTags<'a> {
+    /// The set of `tags` (each lower case).
+    pub fn new(tags: impl IntoIterator<Item = &'a str>) -> Self {
+        let mut lengths = 0u64;
+        let tags: rustc_hash::FxHashSet<&str> = tags
+            .into_iter()
+            .inspect(|t| lengths |= 1 << t.len().min(63))
+            .collect();
+        SeenTags { tags, lengths }
+    }
+
+    /// Whether `word` (in any case) is one of the tags.
+    pub fn contains(&self, word: &str) -> bool {
+        if !word.is_ascii() {
+            // Lower case may change its length.
+            return self.tags.contains(word.to_lowercase().as_str());
+        }
+        if self.lengths & (1 << word.len().min(63)) == 0 {
+            return false;
+        }
+        if !word.bytes().any(|b| b.is_ascii_uppercase()) {
+            return self.tags.contains(word);
+        }
+        if word.len() <= 64 {
+            let mut buf = [0u8; 64];
+            let lower = &mut buf[..word.len()];
+            lower.copy_from_slice(word.as_bytes());
+            lower.make_ascii_lowercase();
+            // ASCII in, ASCII out.
+            return std::str::from_utf8(lower).is_ok_and(|w| self.tags.contains(w));
+        }
+        self.tags.contains(word.to_lowercase().as_str())
+    }
+}
+
 /// The pseudo-tag every judgement also updates: an item's record across
 /// every context it was judged in ([`Scope::Everywhere`]).
 pub const EVERYWHERE: &str = "*";
@@ -357,6 +403,12 @@ impl Learned {
         } else {
             self.tag_stats.contains_key(tag)
         }
+    }
+
+    /// The workspace tags seen so far, for the many look-ups of one query
+    /// ([`SeenTags`]).
+    pub fn seen_tags(&self) -> SeenTags<'_> {
+        SeenTags::new(self.tag_stats.keys().map(String::as_str))
     }
 
     /// Those of `words` (an item's `Item::stack_words`) that name a
@@ -781,6 +833,22 @@ impl Learned {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn seen_tags_answer_as_seen_tag_does_in_any_case() {
+        let mut learned = Learned::default();
+        for tag in ["python", "go", "straße", "c++"] {
+            learned.tag_stats.insert(tag.to_string(), (1, 1));
+        }
+        let seen = learned.seen_tags();
+        for word in [
+            "python", "Python", "PYTHON", "go", "Go", "STRASSE", "Straße", "c++", "C++", "rust",
+            "pythons", "g", "", "İ",
+        ] {
+            assert_eq!(seen.contains(word), learned.seen_tag(word), "{word}");
+        }
+        assert!(seen.contains("GO") && seen.contains("Straße") && !seen.contains("java"));
+    }
 
     fn tags(t: &[&str]) -> Vec<String> {
         t.iter().map(|s| s.to_string()).collect()

@@ -10,7 +10,7 @@
 
 use std::cmp::Ordering;
 
-use crate::engine::learned::Assessment;
+use crate::engine::learned::{Assessment, SeenTags};
 use crate::knowledge::Body;
 use crate::render::{Entry, Note, Section};
 use crate::scoring::lesson::GateContext;
@@ -109,17 +109,36 @@ pub(in crate::engine) enum Outcome {
     Candidate { boost: f64, probation: bool },
 }
 
-/// Judges `live` (a lesson) with task similarity `similarity` on `facts`
-/// (`gate`: its [`QueryFacts::gate`]); `session` is the context's session
-/// clock ([`Learned::sessions_with`](crate::engine::learned::Learned::sessions_with)).
+/// What judging a query's lessons reads, computed once per query.
+pub(in crate::engine) struct Context<'a> {
+    /// What the structural gate checks ([`QueryFacts::gate`]).
+    gate: GateContext<'a>,
+    /// The context's session clock, for exploring lessons written for
+    /// another stack.
+    session: u64,
+    /// The workspace tags seen.
+    seen: SeenTags<'a>,
+}
+
+impl<'a> Context<'a> {
+    pub(in crate::engine) fn new(engine: &'a Engine, facts: &'a QueryFacts<'_>) -> Self {
+        let learned = engine.learned();
+        Context {
+            gate: facts.gate(),
+            session: learned.sessions_with(&facts.tags),
+            seen: learned.seen_tags(),
+        }
+    }
+}
+
+/// Judges `live` (a lesson) with task similarity `similarity` on `facts`.
 /// `None` for another kind.
 pub(in crate::engine) fn judge(
     engine: &Engine,
     facts: &QueryFacts<'_>,
-    gate: &GateContext<'_>,
+    context: &Context<'_>,
     live: &Live,
     similarity: f64,
-    session: u64,
 ) -> Option<Judged> {
     let Body::Lesson(l) = &live.item.body else {
         return None;
@@ -129,7 +148,7 @@ pub(in crate::engine) fn judge(
     let on_prompt = !facts.query.task.trim().is_empty();
     let manual = matches!(live.features, Features::Lesson { pinned: true });
     let pinned = manual || learned.is_pinned(id, &facts.tags);
-    let gate = lesson::check_structural(&l.prerequisites, gate);
+    let gate = lesson::check_structural(&l.prerequisites, &context.gate);
     // Its own tags matter here only once something was learned about it.
     let own = learned
         .tag_scores(id)
@@ -141,9 +160,9 @@ pub(in crate::engine) fn judge(
     };
     let assessment = learned.assess(id, &own, &facts.tags, Match::of_band(band));
     let fit = lesson::stack_fit(live.item.stack_words(), &facts.tags, |t| {
-        learned.seen_tag(t)
+        context.seen.contains(t)
     });
-    let explored = explores_another_stack(session, id);
+    let explored = explores_another_stack(context.session, id);
     let outcome = if on_prompt && similarity < MIN_TASK_SIMILARITY {
         Outcome::NoTaskMatch
     } else if gate.is_err() {
@@ -198,12 +217,15 @@ pub(super) fn lessons(
     out: &mut Vec<Entry>,
 ) -> Noted {
     let learned = engine.learned();
-    let gate = facts.gate();
+    let context = Context::new(engine, facts);
     let on_prompt = !facts.query.task.trim().is_empty();
-    let learned_pins = !learned.pins.is_empty();
-    // The context's session clock, for exploring lessons written for
-    // another stack.
-    let session = learned.sessions_with(&facts.tags);
+    // At session start, only pinned lessons come in: by their file, or by
+    // what was learned.
+    let learned_pins: rustc_hash::FxHashSet<&str> = if on_prompt {
+        Default::default()
+    } else {
+        learned.pins.keys().map(String::as_str).collect()
+    };
     let mut pool = Vec::new();
     let mut held_back = Vec::new();
     for live in items {
@@ -212,13 +234,13 @@ pub(super) fn lessons(
         if on_prompt && similarity < MIN_TASK_SIMILARITY {
             continue;
         }
-        if !on_prompt && !manual && !learned_pins {
+        if !on_prompt && !manual && !learned_pins.contains(live.item.id.as_str()) {
             continue;
         }
         if facts.excluded(&live.item) {
             continue;
         }
-        let Some(judged) = judge(engine, facts, &gate, live, similarity, session) else {
+        let Some(judged) = judge(engine, facts, &context, live, similarity) else {
             continue;
         };
         let (boost, probation) = match judged.outcome {
