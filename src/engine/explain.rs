@@ -386,7 +386,10 @@ fn lesson(engine: &Engine, facts: &QueryFacts<'_>, live: &super::Live, sim: f64,
         Ok(()) => "structural prerequisites (os, repos, paths, mcp_servers): satisfied".to_string(),
         Err(why) => format!("structural prerequisites: {why} (a hard gate)"),
     });
-    let another_stack = judged.fit.another_stack;
+    let another_stack = judged
+        .fit
+        .unwrap_or_else(|| context.fit(facts, live))
+        .another_stack;
     n.put("another_stack", f64::from(u8::from(another_stack)));
     if another_stack {
         n.say(format!(
@@ -400,7 +403,10 @@ fn lesson(engine: &Engine, facts: &QueryFacts<'_>, live: &super::Live, sim: f64,
     let on_prompt = !facts.query.task.trim().is_empty();
     let band = judged.band;
     let shown = Match::of_band(band);
-    let assessment = &judged.assessment;
+    let assessment = &judged
+        .assessment
+        .clone()
+        .unwrap_or_else(|| context.assess(engine, facts, live, band));
     let read = assessment.read;
     let e = assessment.here;
     n.put("tag_avg", e.avg);

@@ -80,8 +80,12 @@ pub(in crate::engine) struct Judged {
     pub(in crate::engine) pinned: bool,
     /// Its task band on the prompt (0 at session start).
     pub(in crate::engine) band: u8,
-    pub(in crate::engine) assessment: Assessment,
-    pub(in crate::engine) fit: lesson::StackFit,
+    /// Its learned evidence, once the gate and the pin let it that far
+    /// ([`Context::assess`]).
+    pub(in crate::engine) assessment: Option<Assessment>,
+    /// How it sits with the workspace's stack, once its evidence keeps it
+    /// ([`Context::fit`]).
+    pub(in crate::engine) fit: Option<lesson::StackFit>,
     /// Written for another stack, and this session of the context is one
     /// it is a candidate in.
     pub(in crate::engine) explored: bool,
@@ -121,6 +125,30 @@ pub(in crate::engine) struct Context<'a> {
 }
 
 impl<'a> Context<'a> {
+    /// Its learned evidence on a prompt it matches in band `band`: its own
+    /// tags count only once something was learned about it.
+    pub(in crate::engine) fn assess(
+        &self,
+        engine: &Engine,
+        facts: &QueryFacts<'_>,
+        live: &Live,
+        band: u8,
+    ) -> Assessment {
+        let learned = engine.learned();
+        let id = &live.item.id;
+        let own = learned
+            .tag_scores(id)
+            .map_or_else(Vec::new, |_| learned.seen_among(live.item.stack_words()));
+        learned.assess(id, &own, &facts.tags, Match::of_band(band))
+    }
+
+    /// How `live` sits with the workspace's stack ([`lesson::stack_fit`]).
+    pub(in crate::engine) fn fit(&self, facts: &QueryFacts<'_>, live: &Live) -> lesson::StackFit {
+        lesson::stack_fit(live.item.stack_words(), &facts.tags, |t| {
+            self.seen.contains(t)
+        })
+    }
+
     pub(in crate::engine) fn new(engine: &'a Engine, facts: &'a QueryFacts<'_>) -> Self {
         let learned = engine.learned();
         Context {
@@ -149,61 +177,60 @@ pub(in crate::engine) fn judge(
     let manual = matches!(live.features, Features::Lesson { pinned: true });
     let pinned = manual || learned.is_pinned(id, &facts.tags);
     let gate = lesson::check_structural(&l.prerequisites, &context.gate);
-    // Its own tags matter here only once something was learned about it.
-    let own = learned
-        .tag_scores(id)
-        .map_or_else(Vec::new, |_| learned.seen_among(live.item.stack_words()));
     let band = if on_prompt {
         task_points(similarity)
     } else {
         0
     };
-    let assessment = learned.assess(id, &own, &facts.tags, Match::of_band(band));
-    let fit = lesson::stack_fit(live.item.stack_words(), &facts.tags, |t| {
-        context.seen.contains(t)
-    });
     let explored = explores_another_stack(context.session, id);
-    let outcome = if on_prompt && similarity < MIN_TASK_SIMILARITY {
-        Outcome::NoTaskMatch
-    } else if gate.is_err() {
-        Outcome::Gated
-    } else if !on_prompt && !pinned {
-        Outcome::NotPinned
-    } else {
-        match assessment.verdict {
-            TagVerdict::Filtered => Outcome::Filtered {
-                held_back: band >= PROBATION_MIN_TASK_POINTS,
-            },
-            TagVerdict::Probation(_) if band < PROBATION_SHOW_TASK_POINTS => {
-                Outcome::ProbationTooWeak
-            }
-            TagVerdict::Probation(boost) => Outcome::Candidate {
-                boost,
-                probation: true,
-            },
-            // Written for another stack and not known to help here:
-            // explored in one session in a few of this context.
-            TagVerdict::Boost(_)
-                if on_prompt && fit.another_stack && assessment.here.level <= 0.0 && !explored =>
-            {
-                Outcome::AnotherStack
-            }
-            TagVerdict::Boost(boost) => Outcome::Candidate {
-                boost,
-                probation: false,
-            },
-        }
-    };
-    Some(Judged {
+    let mut judged = Judged {
         gate,
         manual,
         pinned,
         band,
-        assessment,
-        fit,
+        assessment: None,
+        fit: None,
         explored,
-        outcome,
-    })
+        outcome: Outcome::NoTaskMatch,
+    };
+    if on_prompt && similarity < MIN_TASK_SIMILARITY {
+        return Some(judged);
+    }
+    if judged.gate.is_err() {
+        judged.outcome = Outcome::Gated;
+        return Some(judged);
+    }
+    if !on_prompt && !pinned {
+        judged.outcome = Outcome::NotPinned;
+        return Some(judged);
+    }
+    let assessment = judged
+        .assessment
+        .insert(context.assess(engine, facts, live, band));
+    let (boost, probation) = match assessment.verdict {
+        TagVerdict::Filtered => {
+            judged.outcome = Outcome::Filtered {
+                held_back: band >= PROBATION_MIN_TASK_POINTS,
+            };
+            return Some(judged);
+        }
+        TagVerdict::Probation(_) if band < PROBATION_SHOW_TASK_POINTS => {
+            judged.outcome = Outcome::ProbationTooWeak;
+            return Some(judged);
+        }
+        TagVerdict::Probation(boost) => (boost, true),
+        TagVerdict::Boost(boost) => (boost, false),
+    };
+    let level = assessment.here.level;
+    let fit = judged.fit.insert(context.fit(facts, live));
+    // Written for another stack and not known to help here: explored in
+    // one session in a few of this context.
+    judged.outcome = if on_prompt && fit.another_stack && !probation && level <= 0.0 && !explored {
+        Outcome::AnotherStack
+    } else {
+        Outcome::Candidate { boost, probation }
+    };
+    Some(judged)
 }
 
 /// Seed 001's lesson search, led by the prompt. Returns the lessons held
@@ -252,9 +279,13 @@ pub(super) fn lessons(
             _ => continue,
         };
         let (band, pinned) = (judged.band, judged.pinned);
-        let (overlap, another_stack) = (judged.fit.shared, judged.fit.another_stack);
-        let evidence = judged.assessment.here;
-        let assessment = judged.assessment;
+        // A candidate was assessed and its fit read.
+        let assessment = judged
+            .assessment
+            .unwrap_or_else(|| context.assess(engine, facts, live, band));
+        let fit = judged.fit.unwrap_or_else(|| context.fit(facts, live));
+        let (overlap, another_stack) = (fit.shared, fit.another_stack);
+        let evidence = assessment.here;
         pool.push(Candidate {
             live,
             similarity,
