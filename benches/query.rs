@@ -24,7 +24,7 @@ mod corpus;
 
 use std::time::{Duration, Instant};
 
-use corpus::{sentence, vocabulary, write_corpus, Rng, ROLES};
+use corpus::{learn, sentence, vocabulary, write_corpus, Rng, ROLES};
 
 use memd::config::Config;
 use memd::engine::Engine;
@@ -54,71 +54,6 @@ fn query(rng: &mut Rng, vocab: &[String]) -> Query {
         now: Some("2026-11-22T12:00:00Z".into()),
         ..Query::default()
     }
-}
-
-/// Plays `sessions` sessions of a prompt each (drawn from `prompts`: the
-/// same work comes back) through the engine and
-/// learns from them as the daemon does: the context's session clock,
-/// the match counts of the lessons shown, a verdict on each, and the
-/// lessons held back aged. Returns the tag
-/// scores and pins there are then.
-fn learn(engine: &mut Engine, rng: &mut Rng, prompts: &[Query], sessions: usize) -> (usize, usize) {
-    let none = std::collections::HashSet::new();
-    for _ in 0..sessions {
-        let q = &prompts[rng.below(prompts.len())];
-        let answered = engine.answer(q, &none).unwrap();
-        let lessons: Vec<String> = answered
-            .answer
-            .items
-            .iter()
-            .filter(|i| i.kind == memd::protocol::Kind::Lesson)
-            .map(|i| i.id.clone())
-            .collect();
-        let owns: Vec<Vec<String>> = lessons.iter().map(|l| engine.own_tags(l)).collect();
-        let held: Vec<Vec<String>> = answered
-            .held_back
-            .iter()
-            .map(|l| engine.own_tags(l))
-            .collect();
-        let learned = engine.learned_mut();
-        learned.observe_session(&q.tags);
-        for (lesson, own) in answered.held_back.iter().zip(&held) {
-            learned.hold_back(lesson, own, &q.tags);
-        }
-        for (lesson, own) in lessons.iter().zip(&owns) {
-            learned.shown(lesson, &q.tags);
-            // A third of the lessons help nine times in ten, the others
-            // three in ten: some are pinned, some filtered.
-            let helps = if lesson.bytes().map(usize::from).sum::<usize>() % 3 == 0 {
-                9
-            } else {
-                3
-            };
-            let raw = if rng.below(10) < helps { 1.0 } else { -1.0 };
-            let shown = memd::engine::Match::among(&answered.weak, lesson);
-            learned.judge(lesson, own, &q.tags, shown, raw, 1.0);
-        }
-    }
-    // memd's coverage rule keeps topic lessons from pinning themselves;
-    // for the worst case, pin every lesson the seed's rule alone would
-    // (average above 0.6 over 5 or more sessions), scoped to its context.
-    let learned = engine.learned_mut();
-    for q in prompts {
-        let ids: Vec<String> = learned.tag_relevance.keys().cloned().collect();
-        for id in ids {
-            let e = learned.evidence(&id, &q.tags);
-            if e.avg > 0.6 && e.evals >= 5.0 && !learned.is_pinned(&id, &q.tags) {
-                learned.pins.entry(id).or_default().push(memd::engine::Pin {
-                    manual: false,
-                    tags: q.tags.clone(),
-                });
-            }
-        }
-    }
-    let learned = engine.learned();
-    let scores = learned.tag_relevance.values().map(|s| s.len()).sum();
-    let pins = learned.pins.values().map(|p| p.len()).sum();
-    (scores, pins)
 }
 
 /// An engine with the corpus under `dir` loaded, the tier on or off, and
