@@ -65,8 +65,18 @@ pub(crate) enum Features {
     /// A gotcha: its category's hash (0: none), and whether it is a single
     /// word (matched by hash; other categories are checked in full).
     Gotcha { category: u64, single_word: bool },
-    /// A lesson: pinned in its file.
-    Lesson { pinned: bool },
+    /// A lesson, as a query reads it without its text: pinned in its
+    /// file; held by structural prerequisites (os, repos, paths, MCP
+    /// servers); its id's spread over sessions
+    /// ([`crate::scoring::lesson::spread_of`]); its own tags'
+    /// [`crate::scoring::lesson::tag_hash`]es when it was given tags, all
+    /// ASCII (otherwise its tags or text are read as written).
+    Lesson {
+        pinned: bool,
+        gated: bool,
+        spread: u64,
+        tags: Option<Box<[u64]>>,
+    },
     /// A learning's term sets for seed 003.
     Learning(Box<LearningTerms>),
     /// An observation's scoring inputs (seed 002).
@@ -99,7 +109,30 @@ impl Features {
                     .as_deref()
                     .is_some_and(|c| c.chars().all(char::is_alphanumeric)),
             },
-            Body::Lesson(l) => Features::Lesson { pinned: l.pinned },
+            Body::Lesson(l) => {
+                let pre = &l.prerequisites;
+                let given: Vec<&str> = item
+                    .tags
+                    .iter()
+                    .chain(&pre.tags)
+                    .map(|t| t.trim())
+                    .filter(|t| !t.is_empty())
+                    .collect();
+                Features::Lesson {
+                    pinned: l.pinned,
+                    gated: !(pre.os.is_empty()
+                        && pre.repos.is_empty()
+                        && pre.paths.is_empty()
+                        && pre.mcp_servers.is_empty()),
+                    spread: crate::scoring::lesson::spread_of(&item.id),
+                    tags: (!given.is_empty() && given.iter().all(|t| t.is_ascii())).then(|| {
+                        given
+                            .iter()
+                            .map(|t| crate::scoring::lesson::tag_hash(t))
+                            .collect()
+                    }),
+                }
+            }
             Body::Learning(l) => Features::Learning(Box::new(LearningTerms {
                 keywords: term_ids(index, &l.keywords.join(" ")),
                 context: term_ids(index, l.context.as_deref().unwrap_or("")),

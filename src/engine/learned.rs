@@ -284,6 +284,8 @@ pub struct Assessment {
 /// the lengths they come in, so most words are answered without hashing.
 pub struct SeenTags<'a> {
     tags: rustc_hash::FxHashSet<&'a str>,
+    /// The ASCII ones' [`crate::scoring::lesson::tag_hash`]es.
+    hashes: rustc_hash::FxHashSet<u64>,
     /// Bit `n` set when some tag has `n` bytes (`n` < 64); longer tags set
     /// bit 63.
     lengths: u64,
@@ -297,7 +299,22 @@ impl<'a> SeenTags<'a> {
             .into_iter()
             .inspect(|t| lengths |= 1 << t.len().min(63))
             .collect();
-        SeenTags { tags, lengths }
+        let hashes = tags
+            .iter()
+            .filter(|t| t.is_ascii())
+            .map(|t| crate::scoring::lesson::tag_hash(t))
+            .collect();
+        SeenTags {
+            tags,
+            hashes,
+            lengths,
+        }
+    }
+
+    /// Whether the ASCII tag whose [`crate::scoring::lesson::tag_hash`] is
+    /// `hash` is one of the tags.
+    pub fn contains_hash(&self, hash: u64) -> bool {
+        self.hashes.contains(&hash)
     }
 
     /// Whether `word` (in any case) is one of the tags.

@@ -43,10 +43,18 @@ pub const EXPLORE_ANOTHER_STACK_EVERY: u64 = 5;
 /// the context's `session` (its session clock): one session in
 /// [`EXPLORE_ANOTHER_STACK_EVERY`], a different one for each lesson.
 pub fn explores_another_stack(session: u64, id: &str) -> bool {
-    // A stable spread of ids over the sessions.
-    let offset = crate::text::fnv1a(id.bytes());
+    explores_another_stack_at(session, spread_of(id))
+}
+
+/// Where `id` falls in the spread of ids over the sessions (FNV-1a of it).
+pub fn spread_of(id: &str) -> u64 {
+    crate::text::fnv1a(id.bytes())
+}
+
+/// [`explores_another_stack`] for an id whose [`spread_of`] is `spread`.
+pub fn explores_another_stack_at(session: u64, spread: u64) -> bool {
     session
-        .wrapping_add(offset)
+        .wrapping_add(spread)
         .is_multiple_of(EXPLORE_ANOTHER_STACK_EVERY)
 }
 
@@ -111,14 +119,46 @@ pub fn stack_fit<'a>(
     tags: &[String],
     seen: impl Fn(&str) -> bool,
 ) -> StackFit {
+    fit_of(
+        own.into_iter().map(str::trim),
+        |tag| tags.iter().position(|t| t.eq_ignore_ascii_case(tag)),
+        |tag| seen(tag),
+    )
+}
+
+/// [`stack_fit`] for a lesson whose own tags are all ASCII, read as their
+/// [`tag_hash`]es (kept with the lesson, so a query need not read its
+/// text): `tags` are the workspace's tags and `seen` the workspace tags
+/// seen, hashed the same way.
+pub fn stack_fit_hashed(own: &[u64], tags: &[u64], seen: impl Fn(u64) -> bool) -> StackFit {
+    fit_of(
+        own.iter().copied(),
+        |tag| tags.iter().position(|t| t == tag),
+        |tag| seen(*tag),
+    )
+}
+
+/// A tag as [`stack_fit_hashed`] compares it: FNV-1a of its ASCII lower
+/// case (a lesson's tags are hashed so only when they are all ASCII, where
+/// that is the lower case [`stack_fit`] and the learned state compare).
+pub fn tag_hash(tag: &str) -> u64 {
+    crate::text::fnv1a(tag.bytes().map(|b| b.to_ascii_lowercase()))
+}
+
+/// One pass over a lesson's own tags: the workspace's tags it shares (by
+/// `position` among them) and whether one names a workspace seen.
+fn fit_of<T>(
+    own: impl IntoIterator<Item = T>,
+    position: impl Fn(&T) -> Option<usize>,
+    seen: impl Fn(&T) -> bool,
+) -> StackFit {
     // The workspace's tags shared, by position (a workspace has a few).
     let mut shared = 0u128;
     let mut elsewhere = false;
     for tag in own {
-        let tag = tag.trim();
-        match tags.iter().position(|t| t.eq_ignore_ascii_case(tag)) {
+        match position(&tag) {
             Some(i) => shared |= 1 << i.min(127),
-            None if shared == 0 && !elsewhere => elsewhere = seen(tag),
+            None if shared == 0 && !elsewhere => elsewhere = seen(&tag),
             None => {}
         }
     }

@@ -15,7 +15,7 @@ use crate::knowledge::Body;
 use crate::render::{Entry, Note, Section};
 use crate::scoring::lesson::GateContext;
 use crate::scoring::lesson::{
-    self, explores_another_stack, prompt_order, PromptRank, MAX_LESSONS, MAX_PINNED,
+    self, explores_another_stack_at, prompt_order, PromptRank, MAX_LESSONS, MAX_PINNED,
     MIN_TASK_SIMILARITY, PROBATION_MIN_TASK_POINTS, PROBATION_SHOW_TASK_POINTS,
 };
 use crate::scoring::rubric::task_points;
@@ -122,6 +122,8 @@ pub(in crate::engine) struct Context<'a> {
     session: u64,
     /// The workspace tags seen.
     seen: SeenTags<'a>,
+    /// The workspace's tags' [`lesson::tag_hash`]es.
+    tag_hashes: Vec<u64>,
 }
 
 impl<'a> Context<'a> {
@@ -144,9 +146,16 @@ impl<'a> Context<'a> {
 
     /// How `live` sits with the workspace's stack ([`lesson::stack_fit`]).
     pub(in crate::engine) fn fit(&self, facts: &QueryFacts<'_>, live: &Live) -> lesson::StackFit {
-        lesson::stack_fit(live.item.stack_words(), &facts.tags, |t| {
-            self.seen.contains(t)
-        })
+        match &live.features {
+            Features::Lesson {
+                tags: Some(own), ..
+            } => lesson::stack_fit_hashed(own, &self.tag_hashes, |h| {
+                self.seen.contains_hash(h)
+            }),
+            _ => lesson::stack_fit(live.item.stack_words(), &facts.tags, |t| {
+                self.seen.contains(t)
+            }),
+        }
     }
 
     pub(in crate::engine) fn new(engine: &'a Engine, facts: &'a QueryFacts<'_>) -> Self {
@@ -155,6 +164,7 @@ impl<'a> Context<'a> {
             gate: facts.gate(),
             session: learned.sessions_with(&facts.tags),
             seen: learned.seen_tags(),
+            tag_hashes: facts.tags.iter().map(|t| lesson::tag_hash(t)).collect(),
         }
     }
 }
@@ -168,21 +178,35 @@ pub(in crate::engine) fn judge(
     live: &Live,
     similarity: f64,
 ) -> Option<Judged> {
-    let Body::Lesson(l) = &live.item.body else {
+    // What the query reads of a lesson is kept with it: its text is read
+    // only for a structural gate.
+    let Features::Lesson {
+        pinned: manual,
+        gated,
+        spread,
+        ..
+    } = live.features
+    else {
         return None;
     };
     let learned = engine.learned();
     let id = &live.item.id;
     let on_prompt = !facts.query.task.trim().is_empty();
-    let manual = matches!(live.features, Features::Lesson { pinned: true });
     let pinned = manual || learned.is_pinned(id, &facts.tags);
-    let gate = lesson::check_structural(&l.prerequisites, &context.gate);
+    let gate = if gated {
+        match &live.item.body {
+            Body::Lesson(l) => lesson::check_structural(&l.prerequisites, &context.gate),
+            _ => Ok(()),
+        }
+    } else {
+        Ok(())
+    };
     let band = if on_prompt {
         task_points(similarity)
     } else {
         0
     };
-    let explored = explores_another_stack(context.session, id);
+    let explored = explores_another_stack_at(context.session, spread);
     let mut judged = Judged {
         gate,
         manual,
@@ -257,7 +281,7 @@ pub(super) fn lessons(
     let mut held_back = Vec::new();
     for live in items {
         let similarity = sim(live);
-        let manual = matches!(live.features, Features::Lesson { pinned: true });
+        let manual = matches!(live.features, Features::Lesson { pinned: true, .. });
         if on_prompt && similarity < MIN_TASK_SIMILARITY {
             continue;
         }
