@@ -207,7 +207,7 @@ fn log_pin_changes(id: &str, changes: &[PinChange]) {
 }
 
 type Before = (
-    Option<std::collections::HashMap<String, TagScore>>,
+    Option<crate::engine::LearnedMap<String, TagScore>>,
     Option<Vec<Pin>>,
 );
 
@@ -292,7 +292,7 @@ pub fn entry(engine: &crate::engine::Engine, id: &str) -> LogEntry {
     // A tag's weak-match evidence is listed where verdicts on weak matches
     // made it differ from the tag's own (every other verdict updates both).
     let same_as_plain =
-        |scores: &std::collections::HashMap<String, TagScore>, tag: &str, s: &TagScore| {
+        |scores: &crate::engine::LearnedMap<String, TagScore>, tag: &str, s: &TagScore| {
             tag.strip_prefix(WEAK_MATCH)
                 .and_then(|plain| scores.get(plain))
                 .is_some_and(|p| {

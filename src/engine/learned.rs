@@ -4,7 +4,10 @@
 //! pure; the daemon persists their results.
 
 use std::borrow::Cow;
-use std::collections::HashMap;
+/// The maps of learned state: keyed by item ids and tags, hashed fast (FxHash;
+/// ids and tags are not chosen by an adversary of the hash, and each query
+/// looks up every candidate lesson).
+pub type HashMap<K, V> = rustc_hash::FxHashMap<K, V>;
 
 use serde::{Deserialize, Serialize};
 
@@ -198,7 +201,7 @@ const REPLAY_TOLERANCE: f64 = 1e-9;
 /// for every showing: it moves each tag's weak-match evidence too, as
 /// [`Learned::seed_weak`] has it.
 pub fn replay(journal: &[Judgement]) -> HashMap<String, TagScore> {
-    let mut scores: HashMap<String, TagScore> = HashMap::new();
+    let mut scores: HashMap<String, TagScore> = HashMap::default();
     for judgement in journal {
         let before_weak = !judgement.tags.iter().any(|t| t.starts_with(WEAK_MATCH));
         let weak = judgement

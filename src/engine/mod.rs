@@ -39,6 +39,7 @@ use crate::semantic::{Model, Semantic, Vector};
 use crate::text::{DocId, Field, Similarities, TextIndex};
 
 pub use learned::{
+    HashMap as LearnedMap,
     context_key, workspace_tag, Application, Applications, Judgement, Learned, Match, Pin,
     PinChange, WEAK_MATCH,
 };
