@@ -21,7 +21,7 @@ use crate::scoring::lesson::{
 use crate::scoring::rubric::task_points;
 use crate::scoring::tag_relevance::{Evidence, TagVerdict};
 
-use super::{dims, entry, rank_by, top_k, QueryFacts};
+use super::{dims, entry, top_k, QueryFacts};
 use crate::engine::features::Features;
 use crate::engine::{Engine, Live, Match};
 
@@ -348,8 +348,8 @@ pub(super) fn lessons(
     // Ranking 1: lexical. Ranking 2: overlap of the lesson's tags with the
     // environment's (only lessons with some overlap are ranked). Fused with
     // RRF and the learned boost, inside the lesson's task band.
-    let lexical_rank = rank_by(&pool, |c| c.similarity, |_| true);
-    let tag_rank = rank_by(&pool, |c| c.overlap as f64, |c| c.overlap > 0);
+    let lexical_rank = ranks_by_similarity(pool.iter().map(|c| c.similarity));
+    let tag_rank = ranks_by_overlap(pool.iter().map(|c| c.overlap));
     let key = |i: usize| {
         let c = &pool[i];
         PromptRank {
@@ -360,9 +360,10 @@ pub(super) fn lessons(
             similarity: c.similarity,
         }
     };
+    let keys: Vec<PromptRank> = (0..pool.len()).map(key).collect();
     let mut order: Vec<usize> = (0..pool.len()).collect();
     top_k(&mut order, MAX_LESSONS, |&a, &b| {
-        prompt_order(key(a), key(b)).then_with(|| pool[a].live.item.id.cmp(&pool[b].live.item.id))
+        prompt_order(keys[a], keys[b]).then_with(|| pool[a].live.item.id.cmp(&pool[b].live.item.id))
     });
     let mut weak = Vec::new();
     for i in order {
@@ -370,7 +371,7 @@ pub(super) fn lessons(
         if Match::of_band(c.band) == Match::Weak {
             weak.push(c.live.item.id.clone());
         }
-        let PromptRank { band, fused, .. } = key(i);
+        let PromptRank { band, fused, .. } = keys[i];
         let d = dims(&[
             ("similarity", c.similarity),
             ("task_band", f64::from(band)),
@@ -395,4 +396,93 @@ pub(super) fn lessons(
         out.push(entry(section, &c.live.item, fused, d, Note::None));
     }
     Noted { held_back, weak }
+}
+
+/// Each candidate's 1-based rank by similarity, best first, the earlier
+/// candidate first on a tie (as a stable sort ranks them).
+fn ranks_by_similarity(similarities: impl Iterator<Item = f64>) -> Vec<Option<usize>> {
+    // A positive float's bits order as the float does.
+    let mut order: Vec<(std::cmp::Reverse<u64>, u32)> = similarities
+        .enumerate()
+        .map(|(i, s)| (std::cmp::Reverse(s.max(0.0).to_bits()), i as u32))
+        .collect();
+    order.sort_unstable();
+    let mut ranks = vec![None; order.len()];
+    for (rank, (_, i)) in order.into_iter().enumerate() {
+        ranks[i as usize] = Some(rank + 1);
+    }
+    ranks
+}
+
+/// Each candidate's 1-based rank by the workspace tags it shares, most
+/// first, the earlier candidate first on a tie; `None` for one that shares
+/// none. A counting sort: a workspace has a few tags.
+fn ranks_by_overlap(overlaps: impl Iterator<Item = usize>) -> Vec<Option<usize>> {
+    let overlaps: Vec<usize> = overlaps.collect();
+    let most = overlaps.iter().copied().max().unwrap_or(0);
+    // How many share each count, then where each count's ranks start.
+    let mut next = vec![0usize; most + 1];
+    for &o in overlaps.iter().filter(|&&o| o > 0) {
+        next[o] += 1;
+    }
+    let mut start = 1;
+    for n in (1..=most).rev() {
+        let count = next[n];
+        next[n] = start;
+        start += count;
+    }
+    overlaps
+        .into_iter()
+        .map(|o| {
+            (o > 0).then(|| {
+                let rank = next[o];
+                next[o] += 1;
+                rank
+            })
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Ranks as a stable sort gives them: by `key` descending, the earlier
+    /// first on a tie, `None` when not `included`.
+    fn stable_ranks(keys: &[f64], included: impl Fn(f64) -> bool) -> Vec<Option<usize>> {
+        let mut order: Vec<usize> = (0..keys.len()).filter(|&i| included(keys[i])).collect();
+        order.sort_by(|&a, &b| keys[b].total_cmp(&keys[a]));
+        let mut ranks = vec![None; keys.len()];
+        for (rank, i) in order.into_iter().enumerate() {
+            ranks[i] = Some(rank + 1);
+        }
+        ranks
+    }
+
+    #[test]
+    fn ranks_are_those_of_a_stable_sort() {
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = |n: u64| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state % n
+        };
+        for len in [0, 1, 2, 7, 100, 2_000] {
+            // Few distinct values: many ties.
+            let sims: Vec<f64> = (0..len).map(|_| 0.12 + next(20) as f64 / 25.0).collect();
+            let overlaps: Vec<usize> = (0..len).map(|_| next(4) as usize).collect();
+            assert_eq!(
+                ranks_by_similarity(sims.iter().copied()),
+                stable_ranks(&sims, |_| true),
+                "{len}"
+            );
+            let as_f64: Vec<f64> = overlaps.iter().map(|&o| o as f64).collect();
+            assert_eq!(
+                ranks_by_overlap(overlaps.iter().copied()),
+                stable_ranks(&as_f64, |o| o > 0.0),
+                "{len}"
+            );
+        }
+    }
 }

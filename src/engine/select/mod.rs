@@ -335,17 +335,3 @@ fn top_k<T>(items: &mut Vec<T>, k: usize, cmp: impl Fn(&T, &T) -> Ordering) {
     items.sort_by(cmp);
 }
 
-/// 1-based rank of each element by `key` descending; `None` when excluded.
-fn rank_by<T>(
-    items: &[T],
-    key: impl Fn(&T) -> f64,
-    include: impl Fn(&T) -> bool,
-) -> Vec<Option<usize>> {
-    let mut order: Vec<usize> = (0..items.len()).filter(|&i| include(&items[i])).collect();
-    order.sort_by(|&a, &b| key(&items[b]).total_cmp(&key(&items[a])));
-    let mut ranks = vec![None; items.len()];
-    for (rank, i) in order.into_iter().enumerate() {
-        ranks[i] = Some(rank + 1);
-    }
-    ranks
-}
