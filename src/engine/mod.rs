@@ -142,7 +142,13 @@ pub struct Engine {
     /// Whether the prompt hook's block is one decision across kinds
     /// (`[query] decide`).
     pub(crate) decide: bool,
+    /// Live items per kind (by `Kind as usize`), so a query passes over a
+    /// kind the knowledge does not have.
+    live_per_kind: [u32; 9],
 }
+
+// `Engine::live_per_kind` has a place for every kind.
+const _: () = assert!(Kind::Seed as usize == 8);
 
 impl Engine {
     /// An empty engine with the config's roles and query settings.
@@ -158,6 +164,11 @@ impl Engine {
     /// task the items must be about) with `[query] decide` on.
     pub(crate) fn decides(&self, query: &Query) -> bool {
         self.decide && query.task_match && !query.task.trim().is_empty()
+    }
+
+    /// Whether any item of `kind` is live (in any scope).
+    pub(crate) fn has(&self, kind: Kind) -> bool {
+        self.live_per_kind[kind as usize] > 0
     }
 
     /// Turns the decision to show on prompts on or off.
@@ -381,6 +392,7 @@ impl Engine {
             _ => None,
         };
         if let Some(live) = self.slots[slot as usize].take() {
+            self.live_per_kind[live.kind as usize] -= 1;
             let fields = text_fields(&live.item);
             self.index.remove(live.doc, &borrow_fields(&fields));
             self.doc_slots[live.doc as usize] = u32::MAX;
@@ -423,6 +435,7 @@ impl Engine {
         }
         let features = features::Features::of(&item, &self.index);
         let kind = item.kind();
+        self.live_per_kind[kind as usize] += 1;
         let live = Live {
             item,
             doc,

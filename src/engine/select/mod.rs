@@ -298,7 +298,7 @@ pub(super) fn select(
     if facts.wants(Kind::Lesson) {
         noted = lessons::lessons(engine, &facts, &by_kind.lessons, &sim, &mut out);
     }
-    if facts.wants(Kind::Learning) {
+    if facts.wants(Kind::Learning) && engine.has(Kind::Learning) {
         learnings::learnings(engine, &facts, &mut out);
     }
     if facts.wants(Kind::Observation) {
