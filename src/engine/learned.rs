@@ -494,6 +494,34 @@ impl Learned {
             .collect()
     }
 
+    /// The assessment of an item nothing was learned about: no evidence
+    /// either way (the common case on the query path, decided without a
+    /// tag's weight).
+    pub fn nothing_learned(&self, own: &[String], tags: &[String]) -> Assessment {
+        let none = Evidence::default();
+        Assessment {
+            here: none,
+            elsewhere: none,
+            elsewhere_tags: self.elsewhere(own, tags),
+            everywhere: None,
+            verdict: TagVerdict::Boost(0.0),
+            decided: Scope::Here,
+            read: Match::Strong,
+        }
+    }
+
+    /// The [`crate::scoring::lesson::spread_of`] of every item something
+    /// was learned about (tag scores or automatic pins), for a query to
+    /// pass over the others without looking them up (a spread shared by
+    /// two ids only costs the look-up).
+    pub fn learned_spreads(&self) -> rustc_hash::FxHashSet<u64> {
+        self.tag_relevance
+            .keys()
+            .chain(self.pins.keys())
+            .map(|id| crate::scoring::lesson::spread_of(id))
+            .collect()
+    }
+
     /// What was learned about `item` (with its `own` tags) in the context
     /// of `tags` for a showing that matched as `shown` does, and the
     /// verdict ([`verdict_scoped`]). A weak match reads the item's
@@ -503,18 +531,7 @@ impl Learned {
     pub fn assess(&self, item: &str, own: &[String], tags: &[String], shown: Match) -> Assessment {
         let scores = self.tag_scores(item);
         let Some(scores) = scores else {
-            // Nothing learned about it: no evidence either way (the common
-            // case on the query path, decided without a tag's weight).
-            let none = Evidence::default();
-            return Assessment {
-                here: none,
-                elsewhere: none,
-                elsewhere_tags: self.elsewhere(own, tags),
-                everywhere: None,
-                verdict: TagVerdict::Boost(0.0),
-                decided: Scope::Here,
-                read: Match::Strong,
-            };
+            return self.nothing_learned(own, tags);
         };
         let read = match shown {
             Match::Weak if has_weak_evidence(scores) => Match::Weak,

@@ -124,6 +124,9 @@ pub(in crate::engine) struct Context<'a> {
     seen: SeenTags<'a>,
     /// The workspace's tags' [`lesson::tag_hash`]es.
     tag_hashes: Vec<u64>,
+    /// The spreads of the items something was learned about
+    /// ([`crate::engine::learned::Learned::learned_spreads`]).
+    learned: rustc_hash::FxHashSet<u64>,
 }
 
 impl<'a> Context<'a> {
@@ -137,11 +140,23 @@ impl<'a> Context<'a> {
         band: u8,
     ) -> Assessment {
         let learned = engine.learned();
+        if !self.knows(live) {
+            return learned.nothing_learned(&[], &facts.tags);
+        }
         let id = &live.item.id;
         let own = learned
             .tag_scores(id)
             .map_or_else(Vec::new, |_| learned.seen_among(live.item.stack_words()));
         learned.assess(id, &own, &facts.tags, Match::of_band(band))
+    }
+
+    /// Whether something may have been learned about `live` (its spread
+    /// is one of a learned item's): otherwise nothing was.
+    fn knows(&self, live: &Live) -> bool {
+        match live.features {
+            Features::Lesson { spread, .. } => self.learned.contains(&spread),
+            _ => true,
+        }
     }
 
     /// How `live` sits with the workspace's stack ([`lesson::stack_fit`]).
@@ -165,6 +180,7 @@ impl<'a> Context<'a> {
             session: learned.sessions_with(&facts.tags),
             seen: learned.seen_tags(),
             tag_hashes: facts.tags.iter().map(|t| lesson::tag_hash(t)).collect(),
+            learned: learned.learned_spreads(),
         }
     }
 }
@@ -192,7 +208,7 @@ pub(in crate::engine) fn judge(
     let learned = engine.learned();
     let id = &live.item.id;
     let on_prompt = !facts.query.task.trim().is_empty();
-    let pinned = manual || learned.is_pinned(id, &facts.tags);
+    let pinned = manual || (context.knows(live) && learned.is_pinned(id, &facts.tags));
     let gate = if gated {
         match &live.item.body {
             Body::Lesson(l) => lesson::check_structural(&l.prerequisites, &context.gate),
