@@ -197,3 +197,25 @@ fn explain_reads_the_decision_selection_made_for_every_item() {
     }
     assert!(over_cap >= 1, "five candidates, two places");
 }
+
+#[test]
+fn the_task_dimension_is_read_from_the_estimate_when_the_decision_decides() {
+    let sandbox = sandbox();
+    let daemon = Daemon::start(&sandbox);
+    let task = "Our clients hammer the failing payment service with immediate retries; add exponential backoff with jitter";
+    let reasons = |args: &[&str]| {
+        let mut all = vec!["explain", "P-RETRY", "--task", task];
+        all.extend_from_slice(args);
+        daemon.json(&all)["ok"]["explanation"]["reasons"].to_string()
+    };
+    // On a prompt, seed 000's task points come from the estimate...
+    let on_prompt = reasons(&["--prompt"]);
+    assert!(
+        on_prompt.contains("A task match: relevance estimate"),
+        "{on_prompt}"
+    );
+    assert_eq!(shown(&daemon, "retry", task), ["P-RETRY"]);
+    // ...and `memd query` keeps the similarity's cut-offs.
+    let query = reasons(&[]);
+    assert!(query.contains("A task match: similarity"), "{query}");
+}

@@ -37,7 +37,9 @@ fn engine(dir: &Path) -> Engine {
 fn answers(engine: &Engine, name: &str, queries: &[Query], out: &mut String) {
     let none = HashSet::new();
     for (n, q) in queries.iter().enumerate() {
-        let answer = engine.query_excluding(q, &none).expect("the query is answered");
+        let answer = engine
+            .query_excluding(q, &none)
+            .expect("the query is answered");
         let ids: Vec<&str> = answer.items.iter().map(|i| i.id.as_str()).collect();
         writeln!(out, "{name} {n}: {}", ids.join(" ")).unwrap();
     }
@@ -152,5 +154,8 @@ fn selection_answers_what_it_answered() {
     );
     // The answers are not all empty: the comparison means something.
     let shown = out.lines().filter(|l| !l.ends_with(": ")).count();
-    assert!(shown > out.lines().count() / 2, "{shown} answers with items");
+    assert!(
+        shown > out.lines().count() / 2,
+        "{shown} answers with items"
+    );
 }

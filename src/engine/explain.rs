@@ -13,6 +13,7 @@ use crate::scoring::{exemplar, learning, observation};
 use crate::time::{format_instant, SECS_PER_DAY, SECS_PER_HOUR};
 
 use super::features::Features;
+use super::select::task::Task;
 use super::select::{self, decision, drafting, gotcha_match, lessons, QueryFacts};
 use super::{query_now, Engine, Match, QueryError, WEAK_MATCH};
 
@@ -33,12 +34,32 @@ fn task_match_at() -> f64 {
         .fold(f64::INFINITY, f64::min)
 }
 
-/// Dimension A of seed 000's rubric, as the explanation says it.
-fn task_reason(sim: f64, points: u8) -> String {
-    format!(
-        "A task match: similarity {sim:.2} -> {points}/3 ({})",
-        cutoffs()
-    )
+/// Dimension A of seed 000's rubric, as the explanation says it: from the
+/// similarity's cut-offs, or from the estimate when the decision decides
+/// the prompt.
+fn task_reason(task: &Task<'_>, live: &super::Live, points: u8) -> String {
+    let sim = task.similarity(live);
+    match task.decided() {
+        None => format!(
+            "A task match: similarity {sim:.2} -> {points}/3 ({})",
+            cutoffs()
+        ),
+        Some(candidates) if candidates.has(live) => {
+            let levels: Vec<String> = super::relevance::TASK_LEVELS
+                .iter()
+                .map(|(at, points)| format!(">= {at:.2} for {points}"))
+                .collect();
+            format!(
+                "A task match: relevance estimate {:.2} -> {points}/3 (the decision to show decides this prompt; levels: {})",
+                candidates.estimate(live).1,
+                levels.join(", ")
+            )
+        }
+        Some(_) => format!(
+            "A task match: 0/3 (similarity {sim:.2}: not among the {} items most similar to the prompt that the decision to show weighs)",
+            super::relevance::CANDIDATES
+        ),
+    }
 }
 
 /// An evidence's average as explained: with its level in the evaluator's
@@ -107,13 +128,16 @@ pub(super) fn explain(
     let now = query_now(query)?;
     // The one selection the query gets: what it shows and what its
     // decision to show made of each candidate.
-    let selection = select::select(engine, query, now, exclude);
+    let sims = engine.similarities(&query.task);
+    let candidates = select::candidates(engine, query, &sims);
+    let selection = select::select_with(engine, query, now, exclude, &sims, candidates.as_ref());
     let considered = selection.decided.iter().find(|c| c.id == id).cloned();
     let answer = crate::render::render(selection.entries, query.budget_chars as usize);
     let shown = answer.items.iter().find(|i| i.id == id);
     let facts = QueryFacts::new(engine, query, now, exclude);
-    let sims = engine.similarities(&query.task);
-    let sim = f64::from(sims.get(live.doc));
+    let task = Task::new(&sims, candidates.as_ref());
+    let sim = task.similarity(live);
+    let points = task.points(live);
     let item = &live.item;
     let mut n = Notes::default();
     let embedded = super::is_embedded(live.kind);
@@ -140,15 +164,15 @@ pub(super) fn explain(
     let agent = facts.rubric.agent.clone();
     match &item.body {
         Body::Pattern(p) => {
-            pattern(engine, &facts, item, p, sim, &mut n);
+            pattern(engine, &facts, &task, live, p, &mut n);
         }
         Body::AntiPattern(a) => {
-            let s = score_anti_pattern(a, sim, &facts.rubric);
+            let s = score_anti_pattern(a, points, &facts.rubric);
             n.put("task", f64::from(s.task));
             n.put("role", f64::from(s.role));
             n.put("similarity", sim);
             n.score = Some(f64::from(s.total()));
-            n.say(task_reason(sim, s.task));
+            n.say(task_reason(&task, live, s.task));
             n.say(format!(
                 "C role: roles {}, adjacent {}; agent {} -> {}/2",
                 list(&a.roles),
@@ -164,7 +188,7 @@ pub(super) fn explain(
             ));
         }
         Body::Gotcha(g) => {
-            let m = gotcha_match(g.category.as_deref(), sim, &facts);
+            let m = gotcha_match(g.category.as_deref(), points, &facts);
             n.put("domain", f64::from(u8::from(m.domain)));
             n.put("task_keyword", f64::from(u8::from(m.task_keyword)));
             n.put("similarity", sim);
@@ -187,7 +211,7 @@ pub(super) fn explain(
             ));
         }
         Body::Lesson(_) => {
-            lesson(engine, &facts, live, sim, &mut n);
+            lesson(engine, &facts, &task, live, &mut n);
         }
         Body::Learning(l) => {
             if let Features::Learning(t) = &live.features {
@@ -260,8 +284,8 @@ pub(super) fn explain(
             ));
         }
     }
-    if embedded && engine.decides(query) {
-        decision_to_show(engine, query, &sims, live, considered.as_ref(), &mut n);
+    if let (Some(candidates), true) = (&candidates, embedded) {
+        decision_to_show(candidates, live, considered.as_ref(), &mut n);
     }
     n.say(match shown {
         Some(_) => "shown in this context".to_string(),
@@ -289,15 +313,17 @@ pub(super) fn explain(
 fn pattern(
     engine: &Engine,
     facts: &QueryFacts<'_>,
-    item: &crate::knowledge::Item,
+    task: &Task<'_>,
+    live: &super::Live,
     p: &crate::knowledge::item::Pattern,
-    sim: f64,
     n: &mut Notes,
 ) {
+    let item = &live.item;
+    let sim = task.similarity(live);
     let id = &item.id;
     let agent = facts.rubric.agent.clone();
     let extra = engine.learned().times_applied(id);
-    let s = select::patterns::score(engine, facts, p, item, sim);
+    let s = select::patterns::score(engine, facts, p, item, task.points(live));
     for (k, v) in [
         ("task", s.task),
         ("product", s.product),
@@ -309,7 +335,7 @@ fn pattern(
     }
     n.put("similarity", sim);
     n.score = Some(f64::from(s.total()));
-    n.say(task_reason(sim, s.task));
+    n.say(task_reason(task, live, s.task));
     n.say(format!(
         "B product: learned from {}, applies to {}, stack {}; query product {}, tags {} -> {}/2",
         one(p.learned_from.product.as_ref()),
@@ -374,12 +400,19 @@ fn pattern(
 
 /// Seed 001's judgement of a lesson: its gate, stack, learned evidence,
 /// pins and outcome.
-fn lesson(engine: &Engine, facts: &QueryFacts<'_>, live: &super::Live, sim: f64, n: &mut Notes) {
+fn lesson(
+    engine: &Engine,
+    facts: &QueryFacts<'_>,
+    task: &Task<'_>,
+    live: &super::Live,
+    n: &mut Notes,
+) {
+    let sim = task.similarity(live);
     let item = &live.item;
     let id = &item.id;
     let learned = engine.learned();
     let context = lessons::Context::new(engine, facts);
-    let Some(judged) = lessons::judge(engine, facts, &context, live, sim) else {
+    let Some(judged) = lessons::judge(engine, facts, &context, live, task.points(live)) else {
         unreachable!("a lesson is judged as one");
     };
     n.say(match &judged.gate {
@@ -534,8 +567,13 @@ fn lesson(engine: &Engine, facts: &QueryFacts<'_>, live: &super::Live, sim: f64,
         }
     } else {
         format!(
-            "task similarity {sim:.2} (band {band}): {} the candidate threshold {MIN_TASK_SIMILARITY}, pinned or not; the task band orders first, then RRF of the lexical and tag rankings plus the boost, at most {}",
-            if sim >= MIN_TASK_SIMILARITY { "meets" } else { "below" },
+            "task similarity {sim:.2} (band {band}{}): {} the candidate threshold {MIN_TASK_SIMILARITY}, pinned or not; the task band orders first, then RRF of the lexical and tag rankings plus the boost, at most {}",
+            if task.decided().is_some() {
+                ", read from the relevance estimate: the decision to show decides this prompt"
+            } else {
+                ""
+            },
+            if band > 0 { "meets" } else { "below" },
             lesson::MAX_LESSONS
         )
     });
@@ -564,9 +602,7 @@ fn lesson(engine: &Engine, facts: &QueryFacts<'_>, live: &super::Live, sim: f64,
 /// (`considered`, when its kind's rules put the item forward): the
 /// estimate, what it read, and the one threshold and cap.
 fn decision_to_show(
-    engine: &Engine,
-    query: &Query,
-    sims: &crate::text::bm25::Similarities,
+    candidates: &decision::Candidates<'_>,
     live: &super::Live,
     considered: Option<&decision::Considered>,
     n: &mut Notes,
@@ -575,7 +611,7 @@ fn decision_to_show(
         Some(c) => (c.evidence, c.estimate, Some((c.outcome, c.rank))),
         // Not put forward by its kind's rules: its estimate all the same.
         None => {
-            let (evidence, p) = engine.decision(&query.task, sims).estimate(live);
+            let (evidence, p) = candidates.estimate(live);
             (evidence, p, None)
         }
     };

@@ -39,9 +39,8 @@ use crate::semantic::{Model, Semantic, Vector};
 use crate::text::{DocId, Field, Similarities, TextIndex};
 
 pub use learned::{
-    HashMap as LearnedMap,
-    context_key, workspace_tag, Application, Applications, Judgement, Learned, Match, Pin,
-    PinChange, WEAK_MATCH,
+    context_key, workspace_tag, Application, Applications, HashMap as LearnedMap, Judgement,
+    Learned, Match, Pin, PinChange, WEAK_MATCH,
 };
 
 /// Which queries see a file's items: [`GLOBAL`], or a registered project.
@@ -1002,7 +1001,7 @@ mod pruning_tests {
 
     use super::*;
     use crate::knowledge::parse_file;
-    use crate::scoring::rubric::{score_pattern, select_patterns, RubricContext};
+    use crate::scoring::rubric::{score_pattern, select_patterns, task_points, RubricContext};
 
     /// A seeded generator of numbers below its argument.
     fn below(mut seed: u64) -> impl FnMut(usize) -> usize {
@@ -1071,7 +1070,7 @@ mod pruning_tests {
                         return None;
                     };
                     let s = f64::from(sims.get(live.doc));
-                    let score = score_pattern(p, &live.item.tags, s, 0, &ctx);
+                    let score = score_pattern(p, &live.item.tags, task_points(s), 0, &ctx);
                     Some((score.total(), s, live.item.id.clone()))
                 })
                 .collect();

@@ -139,16 +139,18 @@ impl PatternScore {
     }
 }
 
-/// Scores a pattern on A-E.
+/// Scores a pattern on A-E, its task dimension A given (`task`:
+/// [`task_points`] of the task similarity, or read from the decision to
+/// show's estimate).
 pub fn score_pattern(
     p: &Pattern,
     item_tags: &[String],
-    similarity: f64,
+    task: u8,
     extra_applications: u32,
     ctx: &RubricContext,
 ) -> PatternScore {
     PatternScore {
-        task: task_points(similarity),
+        task,
         product: product_points(p, item_tags, ctx),
         role: role_points(&p.roles, &p.adjacent_roles, p.category.as_deref(), ctx),
         history: history_points(
@@ -211,14 +213,10 @@ impl AntiPatternScore {
     }
 }
 
-/// Scores an anti-pattern on A + C only.
-pub fn score_anti_pattern(
-    a: &AntiPattern,
-    similarity: f64,
-    ctx: &RubricContext,
-) -> AntiPatternScore {
+/// Scores an anti-pattern on A + C only, its task dimension A given.
+pub fn score_anti_pattern(a: &AntiPattern, task: u8, ctx: &RubricContext) -> AntiPatternScore {
     AntiPatternScore {
-        task: task_points(similarity),
+        task,
         role: role_points(&a.roles, &a.adjacent_roles, a.category.as_deref(), ctx),
     }
 }
@@ -316,7 +314,13 @@ mod tests {
         // Task "implement webhook idempotency", pattern solves "duplicate
         // webhook deliveries": 3 + same product 2 + core role 2 + proven 2
         // + learned 10 days ago 1 = 10.
-        let s = score_pattern(&pattern(), &[], 0.9, 0, &ctx("backend-engineer", "payflow"));
+        let s = score_pattern(
+            &pattern(),
+            &[],
+            task_points(0.9),
+            0,
+            &ctx("backend-engineer", "payflow"),
+        );
         assert_eq!(
             s,
             PatternScore {
@@ -369,8 +373,14 @@ mod tests {
         let mut fresh = pattern();
         fresh.times_applied = 1;
         let c = ctx("backend-engineer", "payflow");
-        assert_eq!(score_pattern(&fresh, &[], 0.9, 0, &c).history, 1);
-        assert_eq!(score_pattern(&fresh, &[], 0.9, 2, &c).history, 2);
+        assert_eq!(
+            score_pattern(&fresh, &[], task_points(0.9), 0, &c).history,
+            1
+        );
+        assert_eq!(
+            score_pattern(&fresh, &[], task_points(0.9), 2, &c).history,
+            2
+        );
         // E.
         assert_eq!(recency_points(Some(NOW - 30 * DAY), NOW), 1);
         assert_eq!(recency_points(Some(NOW - 31 * DAY), NOW), 0);
@@ -428,11 +438,11 @@ mod tests {
             adjacent_roles: vec![],
         };
         let qa = ctx("qa-engineer", "x");
-        let s = score_anti_pattern(&a, 0.35, &qa);
+        let s = score_anti_pattern(&a, task_points(0.35), &qa);
         assert_eq!(s, AntiPatternScore { task: 2, role: 2 });
         assert!(s.shown());
         // Task match alone at 2 points is below the threshold of 3.
-        let s = score_anti_pattern(&a, 0.35, &ctx("designer", "x"));
+        let s = score_anti_pattern(&a, task_points(0.35), &ctx("designer", "x"));
         assert_eq!(s.total(), 2);
         assert!(!s.shown());
     }

@@ -2,10 +2,62 @@
 //! kinds scored on the task, one threshold, one cap. Each candidate's
 //! outcome is kept ([`Considered`]) for `explain` to format.
 
-use crate::engine::relevance::{self, Evidence, MAX_SHOWN, SHOW_AT};
-use crate::engine::{Engine, ScopeId};
+use crate::engine::relevance::{self, Evidence, CANDIDATES, MAX_SHOWN, SHOW_AT};
+use crate::engine::{is_embedded, Decision, Engine, Live, ScopeId};
 use crate::render::{Entry, Section};
 use crate::text::bm25::Similarities;
+use crate::text::DocId;
+
+/// The decision's view of a prompt: the [`CANDIDATES`] items of the kinds
+/// scored on the task most similar to it, as the query's scope sees them,
+/// each with its evidence and estimate, computed once; selection reads
+/// their task dimension from it and `explain` their estimates.
+pub(in crate::engine) struct Candidates<'a> {
+    decision: Decision<'a>,
+    estimates: rustc_hash::FxHashMap<DocId, (Evidence, f64)>,
+}
+
+impl<'a> Candidates<'a> {
+    pub(in crate::engine) fn new(
+        engine: &'a Engine,
+        task: &str,
+        sims: &'a Similarities,
+        scope: ScopeId,
+    ) -> Self {
+        let decision = engine.decision(task, sims);
+        let estimates = engine
+            .ranked(sims, CANDIDATES, scope, |live| is_embedded(live.kind))
+            .into_iter()
+            .map(|(_, live)| (live.doc, decision.estimate(live)))
+            .collect();
+        Candidates {
+            decision,
+            estimates,
+        }
+    }
+
+    /// The evidence for `live` and its estimate (a candidate's as it was
+    /// computed; another's computed now).
+    pub(in crate::engine) fn estimate(&self, live: &Live) -> (Evidence, f64) {
+        self.estimates
+            .get(&live.doc)
+            .copied()
+            .unwrap_or_else(|| self.decision.estimate(live))
+    }
+
+    /// Whether `live` is one of the candidates.
+    pub(in crate::engine) fn has(&self, live: &Live) -> bool {
+        self.estimates.contains_key(&live.doc)
+    }
+
+    /// Seed 000's task dimension of `live` on this prompt: its estimate's
+    /// level ([`relevance::TASK_LEVELS`]), 0 outside the candidates.
+    pub(in crate::engine) fn points(&self, live: &Live) -> u8 {
+        self.estimates
+            .get(&live.doc)
+            .map_or(0, |&(_, p)| relevance::task_points(p))
+    }
+}
 
 /// What the decision made of one candidate.
 #[derive(Debug, Clone)]
@@ -45,15 +97,13 @@ fn decided(section: Section) -> bool {
 /// `relevance` dimension. Returns every candidate's outcome.
 pub(super) fn decide(
     engine: &Engine,
-    task: &str,
-    sims: &Similarities,
+    candidates: &Candidates<'_>,
     scope: ScopeId,
     out: &mut Vec<Entry>,
 ) -> Vec<Considered> {
     if !out.iter().any(|e| decided(e.section)) {
         return Vec::new();
     }
-    let decision = engine.decision(task, sims);
     let mut estimates: Vec<(Evidence, f64, usize)> = out
         .iter()
         .enumerate()
@@ -61,7 +111,7 @@ pub(super) fn decide(
         .map(|(i, e)| {
             let (evidence, p) = engine
                 .live_in(&e.item.id, scope)
-                .map_or((Evidence::default(), 0.0), |live| decision.estimate(live));
+                .map_or((Evidence::default(), 0.0), |live| candidates.estimate(live));
             (evidence, p, i)
         })
         .collect();

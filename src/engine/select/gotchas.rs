@@ -5,37 +5,38 @@ use crate::knowledge::Body;
 use crate::render::{Entry, Note, Section};
 use crate::scoring::rubric::{self, match_gotcha, MAX_GOTCHAS};
 
+use super::task::Task;
 use super::{by_score_then_sim, dims, entry, top_k, QueryFacts};
 use crate::engine::features::Features;
 use crate::engine::Live;
 
 /// Seed 000's gotcha match, its task's technical area also met by a task
-/// match of the gotcha's own text (the fused similarity at 1 task point or
-/// more), so a gotcha is found by what it says, not only by its category's
-/// word.
+/// match of the gotcha's own text (a task dimension of 1 point or more),
+/// so a gotcha is found by what it says, not only by its category's word.
 pub(in crate::engine) fn gotcha_match(
     category: Option<&str>,
-    similarity: f64,
+    task: u8,
     facts: &QueryFacts<'_>,
 ) -> rubric::GotchaMatch {
     let mut m = match_gotcha(category, &facts.rubric);
-    m.task_keyword |= rubric::task_points(similarity) >= 1;
+    m.task_keyword |= task >= 1;
     m
 }
 
 pub(super) fn gotchas(
     facts: &QueryFacts<'_>,
     items: &[&Live],
-    sim: &dyn Fn(&Live) -> f64,
+    task: &Task<'_>,
     out: &mut Vec<Entry>,
 ) {
     let mut scored: Vec<_> = items
         .iter()
         .filter_map(|live| {
-            let s = sim(live);
+            let s = task.similarity(live);
+            let points = task.points(live);
             // Without a task match, the category must be one of the query's
             // words or domains: most gotchas leave here, unscored.
-            if rubric::task_points(s) == 0 {
+            if points == 0 {
                 match live.features {
                     Features::Gotcha { category: 0, .. } => return None,
                     Features::Gotcha {
@@ -48,7 +49,7 @@ pub(super) fn gotchas(
             let Body::Gotcha(g) = &live.item.body else {
                 return None;
             };
-            let m = gotcha_match(g.category.as_deref(), s, facts);
+            let m = gotcha_match(g.category.as_deref(), points, facts);
             let about = m.task_keyword || !facts.query.task_match;
             (m.shown() && about && !facts.excluded(&live.item))
                 .then(|| (m, f64::from(m.total()), s, &live.item))

@@ -16,11 +16,11 @@ use crate::render::{Entry, Note, Section};
 use crate::scoring::lesson::GateContext;
 use crate::scoring::lesson::{
     self, explores_another_stack_at, prompt_order, PromptRank, MAX_LESSONS, MAX_PINNED,
-    MIN_TASK_SIMILARITY, PROBATION_MIN_TASK_POINTS, PROBATION_SHOW_TASK_POINTS,
+    PROBATION_MIN_TASK_POINTS, PROBATION_SHOW_TASK_POINTS,
 };
-use crate::scoring::rubric::task_points;
 use crate::scoring::tag_relevance::{Evidence, TagVerdict};
 
+use super::task::Task;
 use super::{dims, entry, top_k, QueryFacts};
 use crate::engine::features::Features;
 use crate::engine::{Engine, Live, Match};
@@ -95,7 +95,8 @@ pub(in crate::engine) struct Judged {
 /// Where a lesson stands on a query.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub(in crate::engine) enum Outcome {
-    /// On a prompt, a task similarity below [`MIN_TASK_SIMILARITY`].
+    /// On a prompt, no task match: a task dimension of 0 (a similarity
+    /// below [`lesson::MIN_TASK_SIMILARITY`] unless the decision reads it).
     NoTaskMatch,
     /// At session start, not pinned.
     NotPinned,
@@ -112,6 +113,13 @@ pub(in crate::engine) enum Outcome {
     /// A candidate, with its learned boost.
     Candidate { boost: f64, probation: bool },
 }
+
+// On a prompt a lesson needs seed 001's minimum similarity, which is the
+// lowest that earns a task point: "no task point" says it.
+const _: () = assert!(
+    lesson::MIN_TASK_SIMILARITY == crate::scoring::rubric::TASK_CUTOFFS[2].0
+        && crate::scoring::rubric::TASK_CUTOFFS[2].1 == 1
+);
 
 /// What judging a query's lessons reads, computed once per query.
 pub(in crate::engine) struct Context<'a> {
@@ -164,9 +172,7 @@ impl<'a> Context<'a> {
         match &live.features {
             Features::Lesson {
                 tags: Some(own), ..
-            } => lesson::stack_fit_hashed(own, &self.tag_hashes, |h| {
-                self.seen.contains_hash(h)
-            }),
+            } => lesson::stack_fit_hashed(own, &self.tag_hashes, |h| self.seen.contains_hash(h)),
             _ => lesson::stack_fit(live.item.stack_words(), &facts.tags, |t| {
                 self.seen.contains(t)
             }),
@@ -192,7 +198,7 @@ pub(in crate::engine) fn judge(
     facts: &QueryFacts<'_>,
     context: &Context<'_>,
     live: &Live,
-    similarity: f64,
+    points: u8,
 ) -> Option<Judged> {
     // What the query reads of a lesson is kept with it: its text is read
     // only for a structural gate.
@@ -217,11 +223,7 @@ pub(in crate::engine) fn judge(
     } else {
         Ok(())
     };
-    let band = if on_prompt {
-        task_points(similarity)
-    } else {
-        0
-    };
+    let band = if on_prompt { points } else { 0 };
     let explored = explores_another_stack_at(context.session, spread);
     let mut judged = Judged {
         gate,
@@ -233,7 +235,7 @@ pub(in crate::engine) fn judge(
         explored,
         outcome: Outcome::NoTaskMatch,
     };
-    if on_prompt && similarity < MIN_TASK_SIMILARITY {
+    if on_prompt && points == 0 {
         return Some(judged);
     }
     if judged.gate.is_err() {
@@ -280,7 +282,7 @@ pub(super) fn lessons(
     engine: &Engine,
     facts: &QueryFacts<'_>,
     items: &[&Live],
-    sim: &dyn Fn(&Live) -> f64,
+    task: &Task<'_>,
     out: &mut Vec<Entry>,
 ) -> Noted {
     let learned = engine.learned();
@@ -296,9 +298,10 @@ pub(super) fn lessons(
     let mut pool = Vec::new();
     let mut held_back = Vec::new();
     for live in items {
-        let similarity = sim(live);
+        let similarity = task.similarity(live);
         let manual = matches!(live.features, Features::Lesson { pinned: true, .. });
-        if on_prompt && similarity < MIN_TASK_SIMILARITY {
+        let points = if on_prompt { task.points(live) } else { 0 };
+        if on_prompt && points == 0 {
             continue;
         }
         if !on_prompt && !manual && !learned_pins.contains(live.item.id.as_str()) {
@@ -307,7 +310,7 @@ pub(super) fn lessons(
         if facts.excluded(&live.item) {
             continue;
         }
-        let Some(judged) = judge(engine, facts, &context, live, similarity) else {
+        let Some(judged) = judge(engine, facts, &context, live, points) else {
             continue;
         };
         let (boost, probation) = match judged.outcome {

@@ -12,7 +12,7 @@ use crate::render::{Entry, Note, Section};
 use crate::scoring::lesson::GateContext;
 use crate::scoring::observation::Keywords;
 use crate::scoring::rubric::RubricContext;
-use crate::text::bm25::MAX_QUERY_TERMS;
+use crate::text::bm25::{Similarities, MAX_QUERY_TERMS};
 use crate::text::tokenize::terms;
 
 pub(super) mod decision;
@@ -23,6 +23,7 @@ mod learnings;
 pub(super) mod lessons;
 mod observations;
 pub(super) mod patterns;
+pub(super) mod task;
 
 pub(super) use exemplars::drafting;
 pub(super) use gotchas::gotcha_match;
@@ -259,10 +260,36 @@ pub(super) fn select(
     now: i64,
     exclude: &HashSet<String>,
 ) -> Selection {
+    let sims = engine.similarities(&query.task);
+    let candidates = candidates(engine, query, &sims);
+    select_with(engine, query, now, exclude, &sims, candidates.as_ref())
+}
+
+/// The decision's candidates when it decides `query` (a prompt, with
+/// `[query] decide` on).
+pub(super) fn candidates<'a>(
+    engine: &'a Engine,
+    query: &Query,
+    sims: &'a Similarities,
+) -> Option<decision::Candidates<'a>> {
+    engine
+        .decides(query)
+        .then(|| decision::Candidates::new(engine, &query.task, sims, engine.scope_of(query)))
+}
+
+/// [`select`] with the query's similarities and the decision's candidates
+/// given (what `explain` also reads).
+pub(super) fn select_with(
+    engine: &Engine,
+    query: &Query,
+    now: i64,
+    exclude: &HashSet<String>,
+    sims: &Similarities,
+    candidates: Option<&decision::Candidates<'_>>,
+) -> Selection {
     let facts = QueryFacts::new(engine, query, now, exclude);
     let scope = engine.scope_of(query);
-    let sims = engine.similarities(&query.task);
-    let sim = |live: &Live| f64::from(sims.get(live.doc));
+    let task = task::Task::new(sims, candidates);
     let mut by_kind = ByKind::default();
     for live in engine.live_items() {
         if live.scope != GLOBAL && !engine.visible(live, scope) {
@@ -287,16 +314,16 @@ pub(super) fn select(
         experience::experience(&facts, &by_kind.experience, &mut out);
     }
     if facts.wants(Kind::Pattern) {
-        patterns::patterns(engine, &facts, &by_kind.patterns, &sim, &mut out);
+        patterns::patterns(engine, &facts, &by_kind.patterns, &task, &mut out);
     }
     if facts.wants(Kind::AntiPattern) {
-        patterns::anti_patterns(&facts, &by_kind.anti_patterns, &sim, &mut out);
+        patterns::anti_patterns(&facts, &by_kind.anti_patterns, &task, &mut out);
     }
     if facts.wants(Kind::Gotcha) {
-        gotchas::gotchas(&facts, &by_kind.gotchas, &sim, &mut out);
+        gotchas::gotchas(&facts, &by_kind.gotchas, &task, &mut out);
     }
     if facts.wants(Kind::Lesson) {
-        noted = lessons::lessons(engine, &facts, &by_kind.lessons, &sim, &mut out);
+        noted = lessons::lessons(engine, &facts, &by_kind.lessons, &task, &mut out);
     }
     if facts.wants(Kind::Learning) && engine.has(Kind::Learning) {
         learnings::learnings(engine, &facts, &mut out);
@@ -309,10 +336,9 @@ pub(super) fn select(
     }
     // The prompt hook's block (a task the items must be about): one
     // decision across kinds. `memd query` keeps the seeds' own rules.
-    let decided = if engine.decides(query) {
-        decision::decide(engine, &query.task, &sims, scope, &mut out)
-    } else {
-        Vec::new()
+    let decided = match candidates {
+        Some(candidates) => decision::decide(engine, candidates, scope, &mut out),
+        None => Vec::new(),
     };
     Selection {
         entries: out,
@@ -334,4 +360,3 @@ fn top_k<T>(items: &mut Vec<T>, k: usize, cmp: impl Fn(&T, &T) -> Ordering) {
     }
     items.sort_by(cmp);
 }
-

@@ -8,29 +8,30 @@ use crate::scoring::rubric::{
     self, score_anti_pattern, score_pattern, PatternScore, MAX_ANTI_PATTERNS,
 };
 
+use super::task::Task;
 use super::{by_score_then_sim, dims, entry, top_k, QueryFacts};
 use crate::engine::features::Features;
 use crate::engine::{Engine, Live};
 
-/// Seed 000's rubric for one pattern with task similarity `similarity`,
-/// its applications recorded through feedback counted (what selection
-/// ranks by and `explain` shows).
+/// Seed 000's rubric for one pattern with task dimension `task`, its
+/// applications recorded through feedback counted (what selection ranks by
+/// and `explain` shows).
 pub(in crate::engine) fn score(
     engine: &Engine,
     facts: &QueryFacts<'_>,
     pattern: &Pattern,
     item: &Item,
-    similarity: f64,
+    task: u8,
 ) -> PatternScore {
     let extra = engine.learned().times_applied(&item.id);
-    score_pattern(pattern, &item.tags, similarity, extra, &facts.rubric)
+    score_pattern(pattern, &item.tags, task, extra, &facts.rubric)
 }
 
 pub(super) fn patterns(
     engine: &Engine,
     facts: &QueryFacts<'_>,
     items: &[&Live],
-    sim: &dyn Fn(&Live) -> f64,
+    task: &Task<'_>,
     out: &mut Vec<Entry>,
 ) {
     let learned_applications = !engine.learned().applications.is_empty();
@@ -42,9 +43,9 @@ pub(super) fn patterns(
             let Features::Pattern(f) = &live.features else {
                 return None;
             };
-            let task = rubric::task_points(sim(live));
+            let points = task.points(live);
             // On a prompt, a pattern the prompt is not about is never shown.
-            if facts.query.task_match && task == 0 {
+            if facts.query.task_match && points == 0 {
                 return None;
             }
             let product = if f.products & facts.product_bit != 0 {
@@ -66,7 +67,7 @@ pub(super) fn patterns(
             } else {
                 f.times_applied
             };
-            let bound = task
+            let bound = points
                 + product
                 + role
                 + rubric::history_points(f.confidence, times)
@@ -90,8 +91,8 @@ pub(super) fn patterns(
         if facts.excluded(&live.item) {
             continue;
         }
-        let s = sim(live);
-        let score = score(engine, facts, p, &live.item, s);
+        let s = task.similarity(live);
+        let score = score(engine, facts, p, &live.item, task.points(live));
         if score.total() < rubric::FALLBACK_THRESHOLD {
             continue;
         }
@@ -131,22 +132,23 @@ pub(super) fn patterns(
 pub(super) fn anti_patterns(
     facts: &QueryFacts<'_>,
     items: &[&Live],
-    sim: &dyn Fn(&Live) -> f64,
+    task: &Task<'_>,
     out: &mut Vec<Entry>,
 ) {
     let mut scored: Vec<_> = items
         .iter()
         .filter_map(|live| {
-            let s = sim(live);
+            let s = task.similarity(live);
+            let points = task.points(live);
             // Role fit gives at most 2: without task points the threshold
             // of 3 is out of reach.
-            if rubric::task_points(s) + 2 < rubric::ANTI_PATTERN_THRESHOLD {
+            if points + 2 < rubric::ANTI_PATTERN_THRESHOLD {
                 return None;
             }
             let Body::AntiPattern(a) = &live.item.body else {
                 return None;
             };
-            let score = score_anti_pattern(a, s, &facts.rubric);
+            let score = score_anti_pattern(a, points, &facts.rubric);
             let about = score.task > 0 || !facts.query.task_match;
             (score.shown() && about && !facts.excluded(&live.item)).then_some((
                 score,
