@@ -24,7 +24,7 @@ mod corpus;
 
 use std::time::{Duration, Instant};
 
-use corpus::{learn, sentence, vocabulary, write_corpus, Rng, ROLES};
+use corpus::{learn, query, vocabulary, write_corpus, Rng};
 
 use memd::config::Config;
 use memd::engine::Engine;
@@ -37,24 +37,6 @@ fn percentile(sorted: &[Duration], p: f64) -> Duration {
 
 /// Sessions played to build learned state before the second timing.
 const LEARNED_SESSIONS: usize = 3_000;
-
-/// A query like a session's prompt, from one of ten repositories, each
-/// with its two workspace tags (as a hook derives them).
-fn query(rng: &mut Rng, vocab: &[String]) -> Query {
-    let repo = rng.below(10);
-    Query {
-        task: {
-            let words = 5 + rng.below(8);
-            sentence(rng, vocab, words)
-        },
-        agent: Some(ROLES[rng.below(ROLES.len())].to_string()),
-        product: Some(format!("p{}", rng.below(5))),
-        repo: Some(format!("repo{repo}")),
-        tags: vec![vocab[3 * repo].clone(), vocab[(7 * repo + 1) % 50].clone()],
-        now: Some("2026-11-22T12:00:00Z".into()),
-        ..Query::default()
-    }
-}
 
 /// An engine with the corpus under `dir` loaded, the tier on or off, and
 /// how long the load took.
@@ -210,18 +192,9 @@ fn bench_team(lessons: usize, semantic: bool) {
     corpus::team::write(dir.path(), lessons, &mut rng);
     let (mut engine, load) = load(dir.path(), semantic);
     let queries: Vec<Query> = (0..200)
-        .map(|n| {
-            let (task, tags) = corpus::team::prompt(&mut rng);
-            Query {
-                task,
-                tags,
-                repo: Some("/work/shop".into()),
-                cwd: Some("/work/shop".into()),
-                session_id: Some(format!("team-{n}")),
-                task_match: true,
-                now: Some("2026-11-22T12:00:00Z".into()),
-                ..Query::default()
-            }
+        .map(|n| Query {
+            task_match: true,
+            ..corpus::team::query(&mut rng, n)
         })
         .collect();
     let what = format!("team lessons (loaded in {load:.2?}), nothing learned");

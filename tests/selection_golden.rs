@@ -18,7 +18,7 @@ use std::fmt::Write as _;
 use std::path::Path;
 use std::sync::Arc;
 
-use corpus::{learn, sentence, vocabulary, write_corpus, Rng, ROLES};
+use corpus::{learn, query, vocabulary, write_corpus, Rng};
 use memd::config::Config;
 use memd::engine::Engine;
 use memd::protocol::{Kind, Query};
@@ -91,23 +91,7 @@ fn selection_answers_what_it_answered() {
     let dir = tempfile::tempdir().unwrap();
     write_corpus(dir.path(), 2_000, &mut rng, &vocab);
     let mut mixed = engine(dir.path());
-    let queries: Vec<Query> = (0..60)
-        .map(|_| {
-            let repo = rng.below(10);
-            Query {
-                task: {
-                    let words = 5 + rng.below(8);
-                    sentence(&mut rng, &vocab, words)
-                },
-                agent: Some(ROLES[rng.below(ROLES.len())].to_string()),
-                product: Some(format!("p{}", rng.below(5))),
-                repo: Some(format!("repo{repo}")),
-                tags: vec![vocab[3 * repo].clone(), vocab[(7 * repo + 1) % 50].clone()],
-                now: Some("2026-11-22T12:00:00Z".into()),
-                ..Query::default()
-            }
-        })
-        .collect();
+    let queries: Vec<Query> = (0..60).map(|_| query(&mut rng, &vocab)).collect();
     play(&mut mixed, "mixed", &queries, &mut rng, &mut out);
 
     // The team corpus: lessons only, one team's narrow vocabulary.
@@ -115,20 +99,7 @@ fn selection_answers_what_it_answered() {
     let dir = tempfile::tempdir().unwrap();
     corpus::team::write(dir.path(), 3_000, &mut rng);
     let mut team = engine(dir.path());
-    let queries: Vec<Query> = (0..60)
-        .map(|n| {
-            let (task, tags) = corpus::team::prompt(&mut rng);
-            Query {
-                task,
-                tags,
-                repo: Some("/work/shop".into()),
-                cwd: Some("/work/shop".into()),
-                session_id: Some(format!("team-{n}")),
-                now: Some("2026-11-22T12:00:00Z".into()),
-                ..Query::default()
-            }
-        })
-        .collect();
+    let queries: Vec<Query> = (0..60).map(|n| corpus::team::query(&mut rng, n)).collect();
     play(&mut team, "team", &queries, &mut rng, &mut out);
 
     let golden = Path::new(env!("CARGO_MANIFEST_DIR")).join(GOLDEN);

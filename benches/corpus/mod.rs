@@ -333,3 +333,21 @@ pub fn learn(
     let pins = learned.pins.values().map(|p| p.len()).sum();
     (scores, pins)
 }
+
+/// A query like a session's prompt, from one of ten repositories, each
+/// with its two workspace tags (as a hook derives them).
+pub fn query(rng: &mut Rng, vocab: &[String]) -> memd::protocol::Query {
+    let repo = rng.below(10);
+    memd::protocol::Query {
+        task: {
+            let words = 5 + rng.below(8);
+            sentence(rng, vocab, words)
+        },
+        agent: Some(ROLES[rng.below(ROLES.len())].to_string()),
+        product: Some(format!("p{}", rng.below(5))),
+        repo: Some(format!("repo{repo}")),
+        tags: vec![vocab[3 * repo].clone(), vocab[(7 * repo + 1) % 50].clone()],
+        now: Some("2026-11-22T12:00:00Z".into()),
+        ..memd::protocol::Query::default()
+    }
+}
