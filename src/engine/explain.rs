@@ -194,12 +194,18 @@ pub(super) fn explain(
             n.put("similarity", sim);
             n.score = Some(f64::from(m.total()));
             n.say(format!(
-                "category {}: {} the agent's domain ({}); the task {} about it (a word of the task is its category, or similarity {sim:.2} >= {:.2}) (shown when either; at most {})",
+                "category {}: {} the agent's domain ({}); the task {} about it (a word of the task is its category, or a task match: {}) (shown when either; at most {})",
                 one(g.category.as_ref()),
                 if m.domain { "is" } else { "is not" },
                 list(&facts.rubric.domains),
                 if m.task_keyword { "is" } else { "is not" },
-                task_match_at(),
+                match task.decided() {
+                    Some(_) => format!(
+                        "relevance estimate >= {:.2}",
+                        super::relevance::SHOW_AT
+                    ),
+                    None => format!("similarity {sim:.2} >= {:.2}", task_match_at()),
+                },
                 rubric::MAX_GOTCHAS
             ));
         }

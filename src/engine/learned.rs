@@ -302,9 +302,11 @@ impl<'a> SeenTags<'a> {
             .into_iter()
             .inspect(|t| lengths |= 1 << t.len().min(63))
             .collect();
+        // A tag kept with an upper-case letter matches no word (`seen_tag`
+        // looks a word up as it is or in lower case).
         let hashes = tags
             .iter()
-            .filter(|t| t.is_ascii())
+            .filter(|t| t.is_ascii() && !t.bytes().any(|b| b.is_ascii_uppercase()))
             .map(|t| crate::scoring::lesson::tag_hash(t))
             .collect();
         SeenTags {
@@ -323,8 +325,13 @@ impl<'a> SeenTags<'a> {
     /// Whether `word` (in any case) is one of the tags.
     pub fn contains(&self, word: &str) -> bool {
         if !word.is_ascii() {
-            // Lower case may change its length.
-            return self.tags.contains(word.to_lowercase().as_str());
+            // As `seen_tag`: lower-cased only when it has an upper-case
+            // letter (lower case may change its length).
+            return if word.chars().any(char::is_uppercase) {
+                self.tags.contains(word.to_lowercase().as_str())
+            } else {
+                self.tags.contains(word)
+            };
         }
         if self.lengths & (1 << word.len().min(63)) == 0 {
             return false;
@@ -874,15 +881,24 @@ mod tests {
     #[test]
     fn seen_tags_answer_as_seen_tag_does_in_any_case() {
         let mut learned = Learned::default();
-        for tag in ["python", "go", "straße", "c++"] {
+        // "Java" kept with its capital (an old store) and a titlecase
+        // letter (ǅ, not upper case, lower case ǆ).
+        for tag in ["python", "go", "straße", "c++", "Java", "ǆango"] {
             learned.tag_stats.insert(tag.to_string(), (1, 1));
         }
         let seen = learned.seen_tags();
         for word in [
             "python", "Python", "PYTHON", "go", "Go", "STRASSE", "Straße", "c++", "C++", "rust",
-            "pythons", "g", "", "İ",
+            "pythons", "g", "", "İ", "Java", "java", "JAVA", "ǅango", "ǆango",
         ] {
             assert_eq!(seen.contains(word), learned.seen_tag(word), "{word}");
+            if word.is_ascii() {
+                assert_eq!(
+                    seen.contains_hash(crate::scoring::lesson::tag_hash(word)),
+                    learned.seen_tag(word),
+                    "{word} by its hash"
+                );
+            }
         }
         assert!(seen.contains("GO") && seen.contains("Straße") && !seen.contains("java"));
     }

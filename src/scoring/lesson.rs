@@ -311,6 +311,36 @@ mod tests {
     }
 
     #[test]
+    fn the_hashed_stack_fit_is_the_stack_fit() {
+        let seen = ["python", "go", "react", "java"];
+        let seen_hashed: Vec<u64> = seen.iter().map(|t| tag_hash(t)).collect();
+        let workspaces: [&[&str]; 4] = [&[], &["python"], &["React", "typescript"], &["go", "GO"]];
+        let lessons: [&[&str]; 8] = [
+            &[],
+            &["python"],
+            &[" Python ", "billing"],
+            &["GO", "go", "kafka"],
+            &["billing", "java"],
+            &["react", "java", "React"],
+            &["security"],
+            &["TypeScript", "python"],
+        ];
+        for workspace in workspaces {
+            let tags: Vec<String> = workspace.iter().map(|t| t.to_string()).collect();
+            let tag_hashes: Vec<u64> = workspace.iter().map(|t| tag_hash(t)).collect();
+            for own in lessons {
+                let words = own.iter().map(|t| t.trim()).filter(|t| !t.is_empty());
+                let plain = stack_fit(words.clone(), &tags, |t| {
+                    seen.contains(&t.to_lowercase().as_str())
+                });
+                let hashes: Vec<u64> = words.map(tag_hash).collect();
+                let hashed = stack_fit_hashed(&hashes, &tag_hashes, |h| seen_hashed.contains(&h));
+                assert_eq!(plain, hashed, "{own:?} in {workspace:?}");
+            }
+        }
+    }
+
+    #[test]
     fn empty_prerequisites_pass() {
         assert_eq!(check_structural(&pre(), &GateContext::default()), Ok(()));
     }
