@@ -689,11 +689,20 @@ impl Engine {
             .filter(|live| keep(live) && self.visible(live, scope))
             .map(|live| (sims.get(live.doc), live))
             .collect();
-        hits.sort_by(|a, b| {
+        // A total order (similarity, then id): the best `limit` chosen,
+        // then only those sorted.
+        let order = |a: &(f32, &Live), b: &(f32, &Live)| {
             b.0.total_cmp(&a.0)
                 .then_with(|| a.1.item.id.cmp(&b.1.item.id))
-        });
-        hits.truncate(limit);
+        };
+        if limit == 0 {
+            return Vec::new();
+        }
+        if hits.len() > limit {
+            hits.select_nth_unstable_by(limit - 1, order);
+            hits.truncate(limit);
+        }
+        hits.sort_by(order);
         hits
     }
 
