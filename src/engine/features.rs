@@ -31,6 +31,45 @@ pub(crate) fn mask<'a>(texts: impl IntoIterator<Item = &'a String>) -> u64 {
     texts.into_iter().fold(0, |m, t| m | bit(t))
 }
 
+/// A lesson's own tags as a query compares them: their
+/// [`crate::scoring::lesson::tag_hash`]es, kept in place (a query reads
+/// them for every lesson that shares a word with the prompt, so no pointer
+/// to follow), or none: read the lesson's tags or text as written.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct TagHashes {
+    hashes: [u64; TagHashes::MAX],
+    /// How many; [`TagHashes::AS_WRITTEN`] for none.
+    len: u8,
+}
+
+impl TagHashes {
+    /// At most this many tags are kept hashed.
+    pub(crate) const MAX: usize = 4;
+    const AS_WRITTEN: u8 = u8::MAX;
+
+    /// The hashes of `given` (a lesson's own tags, trimmed, none empty)
+    /// when there are some, at most [`TagHashes::MAX`], all ASCII.
+    fn of(given: &[&str]) -> TagHashes {
+        let mut out = TagHashes {
+            hashes: [0; TagHashes::MAX],
+            len: TagHashes::AS_WRITTEN,
+        };
+        if !given.is_empty() && given.len() <= TagHashes::MAX && given.iter().all(|t| t.is_ascii())
+        {
+            for (slot, tag) in out.hashes.iter_mut().zip(given) {
+                *slot = crate::scoring::lesson::tag_hash(tag);
+            }
+            out.len = given.len() as u8;
+        }
+        out
+    }
+
+    /// The hashes, or `None` when the tags are read as written.
+    pub(crate) fn get(&self) -> Option<&[u64]> {
+        (self.len != TagHashes::AS_WRITTEN).then(|| &self.hashes[..usize::from(self.len)])
+    }
+}
+
 /// A pattern's rubric inputs.
 pub(crate) struct PatternFeatures {
     /// `learned_from.product` and `applies_to`.
@@ -70,12 +109,13 @@ pub(crate) enum Features {
     /// servers); its id's spread over sessions
     /// ([`crate::scoring::lesson::spread_of`]); its own tags'
     /// [`crate::scoring::lesson::tag_hash`]es when it was given tags, all
-    /// ASCII (otherwise its tags or text are read as written).
+    /// ASCII and at most [`TagHashes::MAX`] (otherwise its tags or text
+    /// are read as written).
     Lesson {
         pinned: bool,
         gated: bool,
         spread: u64,
-        tags: Option<Box<[u64]>>,
+        tags: TagHashes,
     },
     /// A learning's term sets for seed 003.
     Learning(Box<LearningTerms>),
@@ -125,12 +165,7 @@ impl Features {
                         && pre.paths.is_empty()
                         && pre.mcp_servers.is_empty()),
                     spread: crate::scoring::lesson::spread_of(&item.id),
-                    tags: (!given.is_empty() && given.iter().all(|t| t.is_ascii())).then(|| {
-                        given
-                            .iter()
-                            .map(|t| crate::scoring::lesson::tag_hash(t))
-                            .collect()
-                    }),
+                    tags: TagHashes::of(&given),
                 }
             }
             Body::Learning(l) => Features::Learning(Box::new(LearningTerms {
@@ -187,5 +222,23 @@ mod tests {
         assert_ne!(m & bit("postgres"), 0);
         assert_eq!(mask(&[]), 0);
         assert_eq!(hash("x"), hash("x"));
+    }
+}
+
+#[cfg(test)]
+mod tag_hash_tests {
+    use super::TagHashes;
+    use crate::scoring::lesson::tag_hash;
+
+    #[test]
+    fn a_few_ascii_tags_are_kept_hashed_others_are_read_as_written() {
+        let three = TagHashes::of(&["react", "Billing", "go"]);
+        assert_eq!(
+            three.get(),
+            Some(&[tag_hash("react"), tag_hash("billing"), tag_hash("go")][..])
+        );
+        assert_eq!(TagHashes::of(&[]).get(), None, "untagged: its text");
+        assert_eq!(TagHashes::of(&["a", "b", "c", "d", "e"]).get(), None);
+        assert_eq!(TagHashes::of(&["straße"]).get(), None);
     }
 }

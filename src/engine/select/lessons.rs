@@ -169,11 +169,15 @@ impl<'a> Context<'a> {
 
     /// How `live` sits with the workspace's stack ([`lesson::stack_fit`]).
     pub(in crate::engine) fn fit(&self, facts: &QueryFacts<'_>, live: &Live) -> lesson::StackFit {
-        match &live.features {
-            Features::Lesson {
-                tags: Some(own), ..
-            } => lesson::stack_fit_hashed(own, &self.tag_hashes, |h| self.seen.contains_hash(h)),
-            _ => lesson::stack_fit(live.item.stack_words(), &facts.tags, |t| {
+        let hashed = match &live.features {
+            Features::Lesson { tags, .. } => tags.get(),
+            _ => None,
+        };
+        match hashed {
+            Some(own) => {
+                lesson::stack_fit_hashed(own, &self.tag_hashes, |h| self.seen.contains_hash(h))
+            }
+            None => lesson::stack_fit(live.item.stack_words(), &facts.tags, |t| {
                 self.seen.contains(t)
             }),
         }
