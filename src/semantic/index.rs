@@ -88,11 +88,9 @@ impl VectorIndex {
         if query.values.len() != self.dims || self.dims == 0 {
             return by_doc;
         }
-        let mut by_row = Vec::with_capacity(self.docs.len());
-        super::vector::cosines(&self.values, &self.scales, query, &mut by_row);
-        for (&doc, cosine) in self.docs.iter().zip(by_row) {
-            by_doc[doc as usize] = cosine;
-        }
+        super::vector::cosines(&self.values, &self.scales, query, |row, cosine| {
+            by_doc[self.docs[row] as usize] = cosine;
+        });
         by_doc
     }
 

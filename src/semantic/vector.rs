@@ -49,42 +49,49 @@ pub fn dot(a: &[i8], b: &[i8]) -> i32 {
 }
 
 /// The cosine of `query` with each row of `rows` (as long as the query,
-/// worth `scales[r]` per unit), appended to `out` in one pass with one
-/// CPU feature check.
-pub fn cosines(rows: &[i8], scales: &[f32], query: &Vector, out: &mut Vec<f32>) {
+/// worth `scales[r]` per unit), given to `put(row, cosine)` row by row in
+/// one pass with one CPU feature check.
+pub fn cosines(rows: &[i8], scales: &[f32], query: &Vector, put: impl FnMut(usize, f32)) {
     #[cfg(target_arch = "x86_64")]
     {
         if std::is_x86_feature_detected!("avx2") {
             // SAFETY: the CPU has AVX2, checked just above.
-            return unsafe { cosines_avx2(rows, scales, query, out) };
+            return unsafe { cosines_avx2(rows, scales, query, put) };
         }
     }
-    cosines_portable(rows, scales, query, out)
+    cosines_portable(rows, scales, query, put)
 }
 
 #[inline(always)]
-fn cosines_portable(rows: &[i8], scales: &[f32], query: &Vector, out: &mut Vec<f32>) {
+fn cosines_portable(rows: &[i8], scales: &[f32], query: &Vector, mut put: impl FnMut(usize, f32)) {
     if query.values.is_empty() {
         return;
     }
-    out.extend(
-        rows.chunks_exact(query.values.len())
-            .zip(scales)
-            .map(|(row, &scale)| dot_portable(row, &query.values) as f32 * scale * query.scale),
-    );
+    for (r, (row, &scale)) in rows
+        .chunks_exact(query.values.len())
+        .zip(scales)
+        .enumerate()
+    {
+        put(
+            r,
+            dot_portable(row, &query.values) as f32 * scale * query.scale,
+        );
+    }
 }
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-fn cosines_avx2(rows: &[i8], scales: &[f32], query: &Vector, out: &mut Vec<f32>) {
+fn cosines_avx2(rows: &[i8], scales: &[f32], query: &Vector, mut put: impl FnMut(usize, f32)) {
     if query.values.is_empty() {
         return;
     }
-    out.extend(
-        rows.chunks_exact(query.values.len())
-            .zip(scales)
-            .map(|(row, &scale)| dot_avx2(row, &query.values) as f32 * scale * query.scale),
-    );
+    for (r, (row, &scale)) in rows
+        .chunks_exact(query.values.len())
+        .zip(scales)
+        .enumerate()
+    {
+        put(r, dot_avx2(row, &query.values) as f32 * scale * query.scale);
+    }
 }
 
 #[inline(always)]
@@ -179,12 +186,12 @@ mod tests {
             values: b.clone(),
             scale: 0.5,
         };
-        let mut out = Vec::new();
+        let mut out = vec![0.0; 2];
         cosines(
             &[a.clone(), b.clone()].concat(),
             &[2.0, 0.25],
             &query,
-            &mut out,
+            |row, cosine| out[row] = cosine,
         );
         let expected = [
             dot_portable(&a, &b) as f32 * 2.0 * 0.5,
