@@ -230,10 +230,35 @@ impl Engine {
     /// The similarity of every document to `text`: lexical, fused with the
     /// cosine when the semantic tier is on.
     pub(crate) fn similarities(&self, text: &str) -> Similarities {
-        let lexical = self.index.similarities(text);
-        match &self.semantic {
-            Some(semantic) => semantic.fuse(text, lexical),
-            None => lexical,
+        let parallel = !text.trim().is_empty()
+            && self
+                .semantic
+                .as_ref()
+                .is_some_and(|s| s.vectors() >= PARALLEL_FROM);
+        self.similarities_on(text, parallel)
+    }
+
+    /// [`Engine::similarities`], the cosines on a second thread when
+    /// `parallel`.
+    fn similarities_on(&self, text: &str, parallel: bool) -> Similarities {
+        let Some(semantic) = &self.semantic else {
+            return self.index.similarities(text);
+        };
+        // The two passes are independent: on a large index, the cosines
+        // are computed on a second core while the postings are read.
+        if !parallel {
+            let lexical = self.index.similarities(text);
+            return semantic.fuse(text, lexical);
+        }
+        let (lexical, cosines) = std::thread::scope(|scope| {
+            let cosines = scope.spawn(|| semantic.cosines(text));
+            let lexical = self.index.similarities(text);
+            (lexical, cosines.join())
+        });
+        match cosines {
+            Ok(cosines) => semantic.fuse_cosines(lexical, cosines),
+            // The pass panicked: the same pass again, here.
+            Err(_) => semantic.fuse(text, lexical),
         }
     }
 
@@ -777,6 +802,11 @@ impl Decision<'_> {
     }
 }
 
+/// From this many item vectors on, a query computes its cosines on a
+/// second thread beside its lexical pass (below, starting the thread
+/// costs more than it saves).
+const PARALLEL_FROM: usize = 20_000;
+
 /// The query as it is answered: its task cut to what a query considers
 /// ([`crate::text::considered`]), so time stays bounded however long it is.
 fn bounded(query: &Query) -> Cow<'_, Query> {
@@ -962,6 +992,38 @@ mod tests {
         assert_eq!(g.title, "from b");
         assert!(engine.diagnostics().is_empty());
         assert_eq!(engine.counts().items[&Kind::Gotcha], 1);
+    }
+
+    #[test]
+    fn the_cosines_on_a_second_thread_give_the_same_similarities() {
+        let mut engine = Engine::default();
+        engine.set_model(Some(Arc::new(Model::built_in().unwrap())));
+        let gotchas: String = [
+            ("G-1", "redb compaction stalls the writer"),
+            ("G-2", "database connection pool exhausted under load"),
+            ("G-3", "stale cache after a price update"),
+            ("G-4", "dates shift by a day across time zones"),
+        ]
+        .iter()
+        .map(|(id, title)| format!("  - id: {id}\n    title: {title}\n    fix: see the runbook\n"))
+        .collect();
+        engine.apply(load("g.yaml", &format!("gotchas:\n{gotchas}")));
+        for text in [
+            "the pool runs dry when load spikes",
+            "compaction",
+            "a joke about nothing",
+            "",
+        ] {
+            let (one, two) = (
+                engine.similarities_on(text, false),
+                engine.similarities_on(text, true),
+            );
+            assert_eq!(one.matched(), two.matched(), "{text}");
+            for doc in 0..4 {
+                assert_eq!(one.get(doc), two.get(doc), "{text}");
+                assert_eq!(one.parts(doc), two.parts(doc), "{text}");
+            }
+        }
     }
 
     #[test]

@@ -78,14 +78,24 @@ impl Semantic {
 
     /// The lexical similarities of `query`, fused with its cosines.
     pub fn fuse(&self, query: &str, lexical: Similarities) -> Similarities {
-        let Some(q) = self.model.embed(query) else {
-            return lexical;
-        };
-        let cosines = self.vectors.cosines(&q);
-        lexical.fused_with(
-            cosines,
-            |l, c| self.fusion.fuse(l, c),
-            MAX_MATCHED_BY_MEANING,
-        )
+        self.fuse_cosines(lexical, self.cosines(query))
+    }
+
+    /// The cosine of `query` with every document, by [`DocId`]; `None`
+    /// when no token of it is known.
+    pub fn cosines(&self, query: &str) -> Option<Vec<f32>> {
+        self.model.embed(query).map(|q| self.vectors.cosines(&q))
+    }
+
+    /// `lexical` fused with `cosines` ([`Semantic::cosines`]).
+    pub fn fuse_cosines(&self, lexical: Similarities, cosines: Option<Vec<f32>>) -> Similarities {
+        match cosines {
+            Some(cosines) => lexical.fused_with(
+                cosines,
+                |l, c| self.fusion.fuse(l, c),
+                MAX_MATCHED_BY_MEANING,
+            ),
+            None => lexical,
+        }
     }
 }
