@@ -447,21 +447,19 @@ mod tests {
     use crate::knowledge::{Pos, Source};
     use std::path::Path;
 
-    fn gotcha(id: &str, title: &str) -> Entry {
+    /// An entry of `section` for an item `id` of `body`, defined in
+    /// `file` at `line`.
+    fn entry(section: Section, id: &str, (file, line): (&str, u32), body: Body) -> Entry {
         Entry {
-            section: Section::Gotchas,
+            section,
             item: Arc::new(Item {
                 id: id.into(),
                 tags: vec![],
                 source: Source {
-                    file: Arc::from(Path::new("g.yaml")),
-                    pos: Pos { line: 3, col: 5 },
+                    file: Arc::from(Path::new(file)),
+                    pos: Pos { line, col: 1 },
                 },
-                body: Body::Gotcha(Gotcha {
-                    title: title.into(),
-                    fix: "fix it".into(),
-                    category: None,
-                }),
+                body,
             }),
             score: 1.0,
             dimensions: BTreeMap::new(),
@@ -469,87 +467,60 @@ mod tests {
         }
     }
 
+    fn gotcha(id: &str, title: &str) -> Entry {
+        let body = Body::Gotcha(Gotcha {
+            title: title.into(),
+            fix: "fix it".into(),
+            category: None,
+        });
+        entry(Section::Gotchas, id, ("g.yaml", 3), body)
+    }
+
     fn exemplar(id: &str, content: &str) -> Entry {
-        Entry {
-            section: Section::WinningPatterns,
-            item: Arc::new(Item {
-                id: id.into(),
-                tags: vec![],
-                source: Source {
-                    file: Arc::from(Path::new("e.yaml")),
-                    pos: Pos { line: 1, col: 1 },
-                },
-                body: Body::Exemplar(Exemplar {
-                    kind: Some("tweet".into()),
-                    content: content.into(),
-                    performance_score: Some(1.0),
-                    posted_at: 0,
-                    archetype: "tip".into(),
-                }),
-            }),
-            score: 1.0,
-            dimensions: BTreeMap::new(),
-            note: Note::None,
-        }
+        let body = Body::Exemplar(Exemplar {
+            kind: Some("tweet".into()),
+            content: content.into(),
+            performance_score: Some(1.0),
+            posted_at: 0,
+            archetype: "tip".into(),
+        });
+        entry(Section::WinningPatterns, id, ("e.yaml", 1), body)
     }
 
     fn lesson(id: &str, text: &str) -> Entry {
         use crate::knowledge::item::Lesson;
-        Entry {
-            section: Section::Lessons,
-            item: Arc::new(Item {
-                id: id.into(),
-                tags: vec![],
-                source: Source {
-                    file: Arc::from(Path::new("l.yaml")),
-                    pos: Pos { line: 1, col: 1 },
-                },
-                body: Body::Lesson(Box::new(Lesson {
-                    text: text.into(),
-                    category: None,
-                    prerequisites: Default::default(),
-                    pinned: false,
-                })),
-            }),
-            score: 1.0,
-            dimensions: BTreeMap::new(),
-            note: Note::None,
-        }
+        let body = Body::Lesson(Box::new(Lesson {
+            text: text.into(),
+            category: None,
+            prerequisites: Default::default(),
+            pinned: false,
+        }));
+        entry(Section::Lessons, id, ("l.yaml", 1), body)
     }
 
     fn pattern(code: &str, name: &str) -> Entry {
         use crate::knowledge::item::Pattern;
+        let body = Body::Pattern(Box::new(Pattern {
+            name: name.into(),
+            problem: "p".into(),
+            solution: "s".into(),
+            when_to_use: None,
+            code: Some(code.into()),
+            category: None,
+            roles: vec![],
+            adjacent_roles: vec![],
+            learned_from: Default::default(),
+            applies_to: vec![],
+            stack: vec![],
+            confidence: None,
+            times_applied: 0,
+        }));
         Entry {
-            section: Section::Patterns,
-            item: Arc::new(Item {
-                id: "P-1".into(),
-                tags: vec![],
-                source: Source {
-                    file: Arc::from(Path::new("p.yaml")),
-                    pos: Pos { line: 1, col: 1 },
-                },
-                body: Body::Pattern(Box::new(Pattern {
-                    name: name.into(),
-                    problem: "p".into(),
-                    solution: "s".into(),
-                    when_to_use: None,
-                    code: Some(code.into()),
-                    category: None,
-                    roles: vec![],
-                    adjacent_roles: vec![],
-                    learned_from: Default::default(),
-                    applies_to: vec![],
-                    stack: vec![],
-                    confidence: None,
-                    times_applied: 0,
-                })),
-            }),
-            score: 1.0,
-            dimensions: BTreeMap::new(),
             note: Note::Pattern {
                 total: 9,
                 tier: PatternTier::Full,
             },
+            ..entry(Section::Patterns, "P-1", ("p.yaml", 1), body)
         }
     }
 

@@ -19,17 +19,20 @@ fn an_added_lesson_lands_in_the_project_and_the_next_query_has_it() {
     let repo = repo(&sandbox);
     let cwd = repo.display().to_string();
     let daemon = Daemon::start(&sandbox);
-    let added = daemon.json(&[
-        "add",
-        "lesson",
-        "--text",
-        "Run the payment webhooks' tests against the sandbox account, never live keys.",
-        "--tags",
-        "stripe,ci",
-        "--cwd",
-        &cwd,
-    ])["ok"]["added"]
-        .clone();
+    let add = || {
+        daemon.json(&[
+            "add",
+            "lesson",
+            "--text",
+            "Run the payment webhooks' tests against the sandbox account, never live keys.",
+            "--tags",
+            "stripe,ci",
+            "--cwd",
+            &cwd,
+        ])["ok"]["added"]
+            .clone()
+    };
+    let added = add();
     let id = added["id"].as_str().unwrap().to_string();
     assert_eq!(id, "lesson-run-the-payment-webhooks-tests-against");
     let file = repo.join(".memd").join("lessons.yaml");
@@ -55,17 +58,7 @@ fn an_added_lesson_lands_in_the_project_and_the_next_query_has_it() {
     // The same item again (a `remember` retried after a time-out) lands
     // once: the file is not written.
     let written = std::fs::read(&file).unwrap();
-    let again = daemon.json(&[
-        "add",
-        "lesson",
-        "--text",
-        "Run the payment webhooks' tests against the sandbox account, never live keys.",
-        "--tags",
-        "stripe,ci",
-        "--cwd",
-        &cwd,
-    ])["ok"]["added"]
-        .clone();
+    let again = add();
     assert_eq!(again["id"], id.as_str());
     assert_eq!(std::fs::read(&file).unwrap(), written);
     // The same text with other tags is another item, with its own id.
@@ -219,6 +212,14 @@ fn files_as_editors_leave_them_are_appended_to_as_they_are() {
     }
 }
 
+/// Adding a lesson is refused, the error says `why`, and the file at
+/// `path` is still `existing`, byte for byte.
+fn assert_add_refused(daemon: &Daemon, path: &std::path::Path, existing: &str, why: &str) {
+    let err = add_personal(daemon, "a new lesson").unwrap_err();
+    assert!(err.contains(why), "{err}");
+    assert_eq!(std::fs::read_to_string(path).unwrap(), existing);
+}
+
 #[test]
 fn an_item_at_the_end_without_a_final_newline_keeps_its_value() {
     let sandbox = Sandbox::new();
@@ -228,9 +229,7 @@ fn an_item_at_the_end_without_a_final_newline_keeps_its_value() {
     let path = sandbox.write("lessons.yaml", existing);
     let daemon = Daemon::start(&sandbox);
     let before = daemon.json(&["get", "L-1"])["ok"]["item"].clone();
-    let err = add_personal(&daemon, "another lesson").unwrap_err();
-    assert!(err.contains("cannot be appended"), "{err}");
-    assert_eq!(std::fs::read_to_string(&path).unwrap(), existing);
+    assert_add_refused(&daemon, &path, existing, "cannot be appended");
     assert_eq!(daemon.json(&["get", "L-1"])["ok"]["item"], before);
 }
 
@@ -256,9 +255,7 @@ fn a_read_only_knowledge_file_is_respected_and_said() {
     let path = sandbox.write("lessons.yaml", existing);
     std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o444)).unwrap();
     let daemon = Daemon::start(&sandbox);
-    let err = add_personal(&daemon, "a new lesson").unwrap_err();
-    assert!(err.contains("read-only"), "{err}");
-    assert_eq!(std::fs::read_to_string(&path).unwrap(), existing);
+    assert_add_refused(&daemon, &path, existing, "read-only");
     assert_eq!(
         std::fs::metadata(&path).unwrap().permissions().mode() & 0o777,
         0o444

@@ -168,23 +168,12 @@ fn a_project_others_could_have_written_is_not_loaded_and_status_says_why() {
     std::fs::create_dir_all(&work).unwrap();
     let daemon = Daemon::start(&sandbox);
     let cwd = work.display().to_string();
-    let out = daemon.json(&["query", "--task", "how do I fix the build", "--cwd", &cwd]);
-    let block = out["ok"]["answer"]["block"].as_str().unwrap_or_default();
-    assert!(!block.contains("curl"), "{block}");
+    assert_not_loaded(&daemon, &cwd, &shared, "is writable by every user");
     assert!(
         daemon.json(&["search", "fix the build curl", "--cwd", &cwd])["ok"]["hits"]
             .as_array()
             .unwrap()
             .is_empty()
-    );
-    let status = stdout(&daemon.memctl(&["status"]));
-    assert!(
-        status.contains(&format!(
-            "not loaded: {}: {} is writable by every user",
-            shared.display(),
-            shared.display()
-        )),
-        "{status}"
     );
     // Nor written to.
     let err = add(&daemon, &work, "a lesson for the shared place").unwrap_err();
@@ -216,16 +205,24 @@ fn a_project_others_could_have_written_is_not_loaded_and_status_says_why() {
         std::os::unix::fs::chown(&dir, Some(65534), Some(65534)).unwrap();
     }
     let cwd = theirs.display().to_string();
-    let out = daemon.json(&["query", "--task", "how do I fix the build", "--cwd", &cwd]);
+    assert_not_loaded(
+        &daemon,
+        &cwd,
+        &theirs,
+        "is owned by another user (uid 65534)",
+    );
+}
+
+/// A prompt from `cwd` gets nothing of the project at `dir` (its lesson
+/// says `curl`), and `memctl status` says it is not loaded: `dir` `why`.
+fn assert_not_loaded(daemon: &Daemon, cwd: &str, dir: &std::path::Path, why: &str) {
+    let out = daemon.json(&["query", "--task", "how do I fix the build", "--cwd", cwd]);
     let block = out["ok"]["answer"]["block"].as_str().unwrap_or_default();
     assert!(!block.contains("curl"), "{block}");
     let status = stdout(&daemon.memctl(&["status"]));
+    let dir = dir.display();
     assert!(
-        status.contains(&format!(
-            "not loaded: {}: {} is owned by another user (uid 65534)",
-            theirs.display(),
-            theirs.display()
-        )),
+        status.contains(&format!("not loaded: {dir}: {dir} {why}")),
         "{status}"
     );
 }

@@ -487,7 +487,7 @@ struct Row {
 fn rows(engine: &Engine, set: &Set) -> Vec<Row> {
     let mut rows = Vec::new();
     for (n, case) in set.cases.iter().enumerate() {
-        for c in engine.candidates(&case.prompt, 10, GLOBAL) {
+        for c in engine.candidates(&case.prompt, relevance::CANDIDATES, GLOBAL) {
             rows.push(Row {
                 case: n,
                 features: c.evidence.features(),

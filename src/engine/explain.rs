@@ -19,19 +19,16 @@ use super::{query_now, Engine, Match, QueryError, WEAK_MATCH};
 
 /// Seed 000's task cut-offs, as the explanation says them.
 fn cutoffs() -> String {
-    let parts: Vec<String> = rubric::TASK_CUTOFFS
+    format!("cut-offs: {}", levels(&rubric::TASK_CUTOFFS))
+}
+
+/// A table of task points by level, as the explanation says it.
+fn levels(table: &[(f64, u8)]) -> String {
+    let parts: Vec<String> = table
         .iter()
         .map(|(at, points)| format!(">= {at:.2} for {points}"))
         .collect();
-    format!("cut-offs: {}", parts.join(", "))
-}
-
-/// The lowest similarity that earns a task point.
-fn task_match_at() -> f64 {
-    rubric::TASK_CUTOFFS
-        .iter()
-        .map(|&(at, _)| at)
-        .fold(f64::INFINITY, f64::min)
+    parts.join(", ")
 }
 
 /// Dimension A of seed 000's rubric, as the explanation says it: from the
@@ -45,14 +42,10 @@ fn task_reason(task: &Task<'_>, live: &super::Live, points: u8) -> String {
             cutoffs()
         ),
         Some(candidates) if candidates.has(live) => {
-            let levels: Vec<String> = super::relevance::TASK_LEVELS
-                .iter()
-                .map(|(at, points)| format!(">= {at:.2} for {points}"))
-                .collect();
             format!(
                 "A task match: relevance estimate {:.2} -> {points}/3 (the decision to show decides this prompt; levels: {})",
                 candidates.estimate(live).1,
-                levels.join(", ")
+                levels(&super::relevance::TASK_LEVELS)
             )
         }
         Some(_) => format!(
@@ -204,7 +197,7 @@ pub(super) fn explain(
                         "relevance estimate >= {:.2}",
                         super::relevance::SHOW_AT
                     ),
-                    None => format!("similarity {sim:.2} >= {:.2}", task_match_at()),
+                    None => format!("similarity {sim:.2} >= {MIN_TASK_SIMILARITY:.2}"),
                 },
                 rubric::MAX_GOTCHAS
             ));

@@ -683,17 +683,14 @@ impl Engine {
     pub fn candidates(&self, text: &str, limit: usize, scope: ScopeId) -> Vec<Candidate> {
         let text = crate::text::considered(text);
         let sims = self.similarities(&text);
-        let hits = self.ranked(&sims, limit, scope, |live| is_embedded(live.kind));
-        let decision = self.decision(&text, &sims);
-        hits.into_iter()
-            .map(|(_, live)| {
-                let (evidence, probability) = decision.estimate(live);
-                Candidate {
-                    id: live.item.id.clone(),
-                    kind: live.kind,
-                    evidence,
-                    probability,
-                }
+        select::decision::Candidates::top(self, &text, &sims, scope, limit)
+            .best()
+            .iter()
+            .map(|&(live, evidence, probability)| Candidate {
+                id: live.item.id.clone(),
+                kind: live.kind,
+                evidence,
+                probability,
             })
             .collect()
     }

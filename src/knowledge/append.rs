@@ -226,8 +226,10 @@ fn append_to(
     }
     let after = loaded_cleanly(path, parse_file(Arc::from(path), out.as_bytes()))
         .map_err(|e| AppendError::CannotAppend(path.display().to_string(), e.to_string()))?;
-    let unchanged = after.len() == before.len() + 1
-        && before.iter().all(|a| after.iter().any(|b| same_item(a, b)));
+    // Every old item reads back the same: its id, tags, place and every
+    // value (a block scalar at the end of a file with no final newline
+    // would otherwise gain one).
+    let unchanged = after.len() == before.len() + 1 && before.iter().all(|a| after.contains(a));
     let added = after.iter().find(|i| i.id == id);
     match added {
         Some(item) if unchanged && item.kind() == kind => Ok(out),
@@ -236,13 +238,6 @@ fn append_to(
             format!("its `{key}` list is not the last thing in it"),
         )),
     }
-}
-
-/// Whether an old item reads back the same after the append: its id,
-/// tags, place and every value (a block scalar at the end of a file with no
-/// final newline would otherwise gain one).
-fn same_item(a: &Item, b: &Item) -> bool {
-    a == b
 }
 
 /// The line ending `text` uses: that of its first line break, LF when it

@@ -32,26 +32,22 @@ pub const PROBATION_SHOW_TASK_POINTS: u8 = 3;
 
 /// memd: a lesson written for another stack ([`stack_fit`]) with
 /// no evidence in this context that it helps is a candidate in one session
-/// of this many here ([`explores_another_stack`]), so memd still learns
+/// of this many here ([`explores_another_stack_at`]), so memd still learns
 /// whether it applies (a stack's advice that turns out to fit) without
 /// showing it on every prompt it matches. Measured (the learning bench):
 /// every session 0.739, one in 5 0.767, never 0.780 but a lesson that
 /// became relevant after a drift was then never shown.
 pub const EXPLORE_ANOTHER_STACK_EVERY: u64 = 5;
 
-/// Whether a lesson (by `id`) written for another stack is explored in
-/// the context's `session` (its session clock): one session in
-/// [`EXPLORE_ANOTHER_STACK_EVERY`], a different one for each lesson.
-pub fn explores_another_stack(session: u64, id: &str) -> bool {
-    explores_another_stack_at(session, spread_of(id))
-}
-
 /// Where `id` falls in the spread of ids over the sessions (FNV-1a of it).
 pub fn spread_of(id: &str) -> u64 {
     crate::text::fnv1a(id.bytes())
 }
 
-/// [`explores_another_stack`] for an id whose [`spread_of`] is `spread`.
+/// Whether a lesson written for another stack, whose id's [`spread_of`]
+/// is `spread`, is explored in the context's `session` (its session
+/// clock): one session in [`EXPLORE_ANOTHER_STACK_EVERY`], a different one
+/// for each lesson.
 pub fn explores_another_stack_at(session: u64, spread: u64) -> bool {
     session
         .wrapping_add(spread)
@@ -445,7 +441,9 @@ mod tests {
     #[test]
     fn a_lesson_for_another_stack_is_explored_in_one_session_of_five() {
         for id in ["L-001", "L-002", "go-retries", ""] {
-            let explored: Vec<u64> = (0..20).filter(|&s| explores_another_stack(s, id)).collect();
+            let explored: Vec<u64> = (0..20)
+                .filter(|&s| explores_another_stack_at(s, spread_of(id)))
+                .collect();
             assert_eq!(explored.len(), 4, "{id}: {explored:?}");
             assert!(explored.windows(2).all(|w| w[1] - w[0] == 5), "{id}");
         }
@@ -453,7 +451,9 @@ mod tests {
         let first: std::collections::BTreeSet<u64> = (1..=40)
             .map(|n| {
                 let id = format!("L-{n:03}");
-                (0..5).find(|&s| explores_another_stack(s, &id)).unwrap()
+                (0..5)
+                    .find(|&s| explores_another_stack_at(s, spread_of(&id)))
+                    .unwrap()
             })
             .collect();
         assert!(first.len() >= 4, "{first:?}");

@@ -436,8 +436,7 @@ impl TextIndex {
             if p.df == 0 {
                 continue;
             }
-            let df = p.df as f32;
-            let idf = (1.0 + (n - df + 0.5) / (df + 0.5)).ln();
+            let idf = self.idf_of_df(p.df);
             idf_total += idf;
             if scores.is_empty() {
                 scores = vec![0f32; self.docs.len()];

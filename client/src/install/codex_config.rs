@@ -76,7 +76,7 @@ impl Edit {
 }
 
 /// The first line of a TOML parser's message.
-fn first_line(err: impl std::fmt::Display) -> String {
+pub(super) fn first_line(err: impl std::fmt::Display) -> String {
     err.to_string()
         .lines()
         .next()

@@ -86,9 +86,9 @@ pub fn in_claude(doc: &Value) -> Option<Server> {
 
 /// memd's server in Codex's `config.toml`; `Err` when the file is not TOML.
 pub fn in_codex(text: &str) -> Result<Option<Server>, String> {
-    let table: toml::Table = text.parse().map_err(|e: toml::de::Error| {
-        e.to_string().lines().next().unwrap_or_default().to_string()
-    })?;
+    let table = text
+        .parse::<toml::Table>()
+        .map_err(super::codex_config::first_line)?;
     let entry = table.get("mcp_servers").and_then(|s| s.get(NAME));
     let entry = entry.and_then(|e| serde_json::to_value(e).ok());
     Ok(entry.as_ref().and_then(Server::from_entry))

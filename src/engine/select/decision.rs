@@ -6,7 +6,6 @@ use crate::engine::relevance::{self, Evidence, CANDIDATES, MAX_SHOWN, SHOW_AT};
 use crate::engine::{is_embedded, Decision, Engine, Live, ScopeId};
 use crate::render::{Entry, Section};
 use crate::text::bm25::Similarities;
-use crate::text::DocId;
 
 /// The decision's view of a prompt: the [`CANDIDATES`] items of the kinds
 /// scored on the task most similar to it, as the query's scope sees them,
@@ -14,7 +13,8 @@ use crate::text::DocId;
 /// their task dimension from it and `explain` their estimates.
 pub(in crate::engine) struct Candidates<'a> {
     decision: Decision<'a>,
-    estimates: rustc_hash::FxHashMap<DocId, (Evidence, f64)>,
+    /// Most similar first, each with its evidence and estimate.
+    best: Vec<(&'a Live, Evidence, f64)>,
 }
 
 impl<'a> Candidates<'a> {
@@ -24,38 +24,60 @@ impl<'a> Candidates<'a> {
         sims: &'a Similarities,
         scope: ScopeId,
     ) -> Self {
+        Candidates::top(engine, task, sims, scope, CANDIDATES)
+    }
+
+    /// The `limit` items most similar to `task` (what the relevance bench
+    /// fits the model on, and [`Candidates::new`] takes [`CANDIDATES`] of).
+    pub(in crate::engine) fn top(
+        engine: &'a Engine,
+        task: &str,
+        sims: &'a Similarities,
+        scope: ScopeId,
+        limit: usize,
+    ) -> Self {
         let decision = engine.decision(task, sims);
-        let estimates = engine
-            .ranked(sims, CANDIDATES, scope, |live| is_embedded(live.kind))
+        let best = engine
+            .ranked(sims, limit, scope, |live| is_embedded(live.kind))
             .into_iter()
-            .map(|(_, live)| (live.doc, decision.estimate(live)))
+            .map(|(_, live)| {
+                let (evidence, p) = decision.estimate(live);
+                (live, evidence, p)
+            })
             .collect();
-        Candidates {
-            decision,
-            estimates,
-        }
+        Candidates { decision, best }
+    }
+
+    /// The candidates, most similar first, each with its evidence and
+    /// estimate.
+    pub(in crate::engine) fn best(&self) -> &[(&'a Live, Evidence, f64)] {
+        &self.best
+    }
+
+    /// `live`'s evidence and estimate, when it is a candidate.
+    fn of(&self, live: &Live) -> Option<(Evidence, f64)> {
+        self.best
+            .iter()
+            .find(|(c, _, _)| c.doc == live.doc)
+            .map(|&(_, evidence, p)| (evidence, p))
     }
 
     /// The evidence for `live` and its estimate (a candidate's as it was
     /// computed; another's computed now).
     pub(in crate::engine) fn estimate(&self, live: &Live) -> (Evidence, f64) {
-        self.estimates
-            .get(&live.doc)
-            .copied()
+        self.of(live)
             .unwrap_or_else(|| self.decision.estimate(live))
     }
 
     /// Whether `live` is one of the candidates.
     pub(in crate::engine) fn has(&self, live: &Live) -> bool {
-        self.estimates.contains_key(&live.doc)
+        self.of(live).is_some()
     }
 
     /// Seed 000's task dimension of `live` on this prompt: its estimate's
     /// level ([`relevance::TASK_LEVELS`]), 0 outside the candidates.
     pub(in crate::engine) fn points(&self, live: &Live) -> u8 {
-        self.estimates
-            .get(&live.doc)
-            .map_or(0, |&(_, p)| relevance::task_points(p))
+        self.of(live).map_or(0, |(_, p)| relevance::task_points(p))
     }
 }
 

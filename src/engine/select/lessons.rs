@@ -292,13 +292,6 @@ pub(super) fn lessons(
     let learned = engine.learned();
     let context = Context::new(engine, facts);
     let on_prompt = !facts.query.task.trim().is_empty();
-    // At session start, only pinned lessons come in: by their file, or by
-    // what was learned.
-    let learned_pins: rustc_hash::FxHashSet<&str> = if on_prompt {
-        Default::default()
-    } else {
-        learned.pins.keys().map(String::as_str).collect()
-    };
     let mut pool = Vec::new();
     let mut held_back = Vec::new();
     for live in items {
@@ -308,7 +301,9 @@ pub(super) fn lessons(
         if on_prompt && points == 0 {
             continue;
         }
-        if !on_prompt && !manual && !learned_pins.contains(live.item.id.as_str()) {
+        // At session start, only pinned lessons come in: by their file, or
+        // by what was learned.
+        if !on_prompt && !manual && !learned.pins.contains_key(&live.item.id) {
             continue;
         }
         if facts.excluded(&live.item) {
