@@ -7,9 +7,8 @@
 mod common;
 
 use std::io::Write;
-use std::process::{Command, Stdio};
 
-use common::{memctl_path, Daemon, Sandbox};
+use common::{spawn_prompt_hook, Daemon, Sandbox};
 use serde_json::{json, Value};
 
 /// A team's knowledge of several kinds, with a word (`update`) that many
@@ -41,18 +40,10 @@ fn sandbox() -> Sandbox {
 fn shown(daemon: &Daemon, session: &str, prompt: &str) -> Vec<String> {
     let work = daemon.data_dir.parent().unwrap().join("work");
     std::fs::create_dir_all(&work).unwrap();
-    let mut child = Command::new(memctl_path())
-        .args(["hook", "claude", "UserPromptSubmit", "--socket"])
-        .arg(&daemon.socket)
-        .env(
-            "XDG_STATE_HOME",
-            daemon.data_dir.parent().unwrap().join("state"),
-        )
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child = spawn_prompt_hook(
+        &daemon.socket,
+        &daemon.data_dir.parent().unwrap().join("state"),
+    );
     let input = json!({
         "session_id": session,
         "transcript_path": work.join("t.jsonl"),
