@@ -437,7 +437,8 @@ fn lesson(
     let shown = Match::of_band(band);
     let assessment = &judged
         .assessment
-        .clone()
+        .as_deref()
+        .cloned()
         .unwrap_or_else(|| context.assess(engine, facts, live, band));
     let read = assessment.read;
     let e = assessment.here;

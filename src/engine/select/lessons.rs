@@ -35,14 +35,30 @@ struct Candidate<'e> {
     overlap: usize,
     /// Written for another stack ([`lesson::stack_fit`]).
     another_stack: bool,
-    evidence: Evidence,
-    /// Elsewhere: where its own tags were absent.
-    elsewhere: Evidence,
+    /// What was learned about it ([`Judged::assessment`]).
+    learned: Option<Box<Assessment>>,
     boost: f64,
     /// Pinned by its file (`pinned: true`).
     manual: bool,
     pinned: bool,
     probation: bool,
+}
+
+impl Candidate<'_> {
+    /// Its learned evidence over the context's tags (none when nothing
+    /// was learned about it).
+    fn evidence(&self) -> Evidence {
+        self.learned
+            .as_ref()
+            .map_or_else(Evidence::default, |a| a.here)
+    }
+
+    /// Its learned evidence elsewhere: where its own tags were absent.
+    fn elsewhere(&self) -> Evidence {
+        self.learned
+            .as_ref()
+            .map_or_else(Evidence::default, |a| a.elsewhere)
+    }
 }
 
 /// What the lesson search noted besides the lessons it chose, for the
@@ -63,8 +79,8 @@ pub(crate) struct Noted {
 fn pinned_order(a: &Candidate<'_>, b: &Candidate<'_>) -> Ordering {
     b.manual
         .cmp(&a.manual)
-        .then(b.evidence.level.total_cmp(&a.evidence.level))
-        .then(b.evidence.evals.total_cmp(&a.evidence.evals))
+        .then(b.evidence().level.total_cmp(&a.evidence().level))
+        .then(b.evidence().evals.total_cmp(&a.evidence().evals))
         .then_with(|| a.live.item.id.cmp(&b.live.item.id))
 }
 
@@ -81,8 +97,12 @@ pub(in crate::engine) struct Judged {
     /// Its task band on the prompt (0 at session start).
     pub(in crate::engine) band: u8,
     /// Its learned evidence, once the gate and the pin let it that far
-    /// ([`Context::assess`]).
-    pub(in crate::engine) assessment: Option<Assessment>,
+    /// and something was learned about it ([`Context::assess`]); without
+    /// it, nothing was: no evidence either way, kept with no boost (as
+    /// [`crate::engine::learned::Learned::nothing_learned`] says). Boxed:
+    /// most lessons have none, and a judgement is made for every lesson a
+    /// prompt matches.
+    pub(in crate::engine) assessment: Option<Box<Assessment>>,
     /// How it sits with the workspace's stack, once its evidence keeps it
     /// ([`Context::fit`]).
     pub(in crate::engine) fit: Option<lesson::StackFit>,
@@ -250,10 +270,16 @@ pub(in crate::engine) fn judge(
         judged.outcome = Outcome::NotPinned;
         return Some(judged);
     }
-    let assessment = judged
-        .assessment
-        .insert(context.assess(engine, facts, live, band));
-    let (boost, probation) = match assessment.verdict {
+    // Nothing learned about it: no evidence either way.
+    let (verdict, level) = if context.knows(live) {
+        let assessment = judged
+            .assessment
+            .insert(Box::new(context.assess(engine, facts, live, band)));
+        (assessment.verdict, assessment.here.level)
+    } else {
+        (TagVerdict::Boost(0.0), 0.0)
+    };
+    let (boost, probation) = match verdict {
         TagVerdict::Filtered => {
             judged.outcome = Outcome::Filtered {
                 held_back: band >= PROBATION_MIN_TASK_POINTS,
@@ -267,7 +293,6 @@ pub(in crate::engine) fn judge(
         TagVerdict::Probation(boost) => (boost, true),
         TagVerdict::Boost(boost) => (boost, false),
     };
-    let level = assessment.here.level;
     let fit = judged.fit.insert(context.fit(facts, live));
     // Written for another stack and not known to help here: explored in
     // one session in a few of this context.
@@ -321,21 +346,16 @@ pub(super) fn lessons(
             _ => continue,
         };
         let (band, pinned) = (judged.band, judged.pinned);
-        // A candidate was assessed and its fit read.
-        let assessment = judged
-            .assessment
-            .unwrap_or_else(|| context.assess(engine, facts, live, band));
+        // A candidate's fit was read.
         let fit = judged.fit.unwrap_or_else(|| context.fit(facts, live));
         let (overlap, another_stack) = (fit.shared, fit.another_stack);
-        let evidence = assessment.here;
         pool.push(Candidate {
             live,
             similarity,
             band,
             overlap,
             another_stack,
-            evidence,
-            elsewhere: assessment.elsewhere,
+            learned: judged.assessment,
             boost,
             manual,
             pinned,
@@ -346,8 +366,8 @@ pub(super) fn lessons(
         top_k(&mut pool, MAX_PINNED, pinned_order);
         for c in pool {
             let d = dims(&[
-                ("tag_avg", c.evidence.avg),
-                ("tag_evals", c.evidence.evals),
+                ("tag_avg", c.evidence().avg),
+                ("tag_evals", c.evidence().evals),
                 ("pinned", 1.0),
             ]);
             out.push(entry(
@@ -366,7 +386,10 @@ pub(super) fn lessons(
     // Ranking 1: lexical. Ranking 2: overlap of the lesson's tags with the
     // environment's (only lessons with some overlap are ranked). Fused with
     // RRF and the learned boost, inside the lesson's task band.
-    let lexical_rank = ranks_by_similarity(pool.iter().map(|c| c.similarity));
+    // Only the contenders for the few places are ranked by similarity and
+    // ordered; their ranks are those over the whole pool.
+    let mut order = contenders(&pool, MAX_LESSONS);
+    let lexical_rank = ranks_by_similarity(pool.iter().map(|c| c.similarity), &order);
     let tag_rank = ranks_by_overlap(pool.iter().map(|c| c.overlap));
     let key = |i: usize| {
         let c = &pool[i];
@@ -378,10 +401,14 @@ pub(super) fn lessons(
             similarity: c.similarity,
         }
     };
-    let keys: Vec<PromptRank> = (0..pool.len()).map(key).collect();
-    let mut order: Vec<usize> = (0..pool.len()).collect();
+    let mut keys: Vec<Option<PromptRank>> = vec![None; pool.len()];
+    for &i in &order {
+        keys[i] = Some(key(i));
+    }
+    let key_of = |i: usize| keys[i].expect("a contender has its key");
     top_k(&mut order, MAX_LESSONS, |&a, &b| {
-        prompt_order(keys[a], keys[b]).then_with(|| pool[a].live.item.id.cmp(&pool[b].live.item.id))
+        prompt_order(key_of(a), key_of(b))
+            .then_with(|| pool[a].live.item.id.cmp(&pool[b].live.item.id))
     });
     let mut weak = Vec::new();
     for i in order {
@@ -389,17 +416,17 @@ pub(super) fn lessons(
         if Match::of_band(c.band) == Match::Weak {
             weak.push(c.live.item.id.clone());
         }
-        let PromptRank { band, fused, .. } = keys[i];
+        let PromptRank { band, fused, .. } = key_of(i);
         let d = dims(&[
             ("similarity", c.similarity),
             ("task_band", f64::from(band)),
             ("lexical_rank", lexical_rank[i].map_or(0.0, |r| r as f64)),
             ("tag_rank", tag_rank[i].map_or(0.0, |r| r as f64)),
-            ("tag_avg", c.evidence.avg),
-            ("tag_evals", c.evidence.evals),
-            ("tag_held_back", c.evidence.held),
-            ("elsewhere_avg", c.elsewhere.avg),
-            ("elsewhere_evals", c.elsewhere.evals),
+            ("tag_avg", c.evidence().avg),
+            ("tag_evals", c.evidence().evals),
+            ("tag_held_back", c.evidence().held),
+            ("elsewhere_avg", c.elsewhere().avg),
+            ("elsewhere_evals", c.elsewhere().evals),
             ("boost", c.boost),
             ("pinned", f64::from(u8::from(c.pinned))),
             ("probation", f64::from(u8::from(c.probation))),
@@ -416,16 +443,54 @@ pub(super) fn lessons(
     Noted { held_back, weak }
 }
 
-/// Each candidate's 1-based rank by similarity, best first, the earlier
-/// candidate first on a tie (as a stable sort ranks them).
-fn ranks_by_similarity(similarities: impl Iterator<Item = f64>) -> Vec<Option<usize>> {
+/// The candidates that can be among the `k` best on a prompt, by
+/// [`prompt_order`]: it orders first by whether a lesson leads and by its
+/// task band, so the groups of those, best first, up to the one that
+/// reaches `k` hold every lesson that can. The rest never need a rank.
+fn contenders(pool: &[Candidate<'_>], k: usize) -> Vec<usize> {
+    // Group of (leads, band), best first: leading band 3 is 0.
+    let group = |c: &Candidate<'_>| {
+        let leads = !c.another_stack && !c.probation;
+        usize::from(!leads) * 4 + usize::from(3u8.saturating_sub(c.band.min(3)))
+    };
+    let mut counts = [0usize; 8];
+    for c in pool {
+        counts[group(c)] += 1;
+    }
+    let mut last = 0;
+    let mut total = 0;
+    for (g, &n) in counts.iter().enumerate() {
+        last = g;
+        total += n;
+        if total >= k {
+            break;
+        }
+    }
+    (0..pool.len())
+        .filter(|&i| group(&pool[i]) <= last)
+        .collect()
+}
+
+/// The 1-based rank by similarity, best first, the earlier candidate first
+/// on a tie (as a stable sort of every candidate ranks them), of each of
+/// `wanted` and of every candidate at least as similar as one of them;
+/// `None` for the others. Only those can come before one of `wanted`, so
+/// only those are sorted.
+fn ranks_by_similarity(
+    similarities: impl Iterator<Item = f64>,
+    wanted: &[usize],
+) -> Vec<Option<usize>> {
     // A positive float's bits order as the float does.
-    let mut order: Vec<(std::cmp::Reverse<u64>, u32)> = similarities
+    let bits: Vec<u64> = similarities.map(|s| s.max(0.0).to_bits()).collect();
+    let least = wanted.iter().map(|&i| bits[i]).min().unwrap_or(u64::MAX);
+    let mut order: Vec<(std::cmp::Reverse<u64>, u32)> = bits
+        .iter()
         .enumerate()
-        .map(|(i, s)| (std::cmp::Reverse(s.max(0.0).to_bits()), i as u32))
+        .filter(|&(_, &b)| b >= least)
+        .map(|(i, &b)| (std::cmp::Reverse(b), i as u32))
         .collect();
     order.sort_unstable();
-    let mut ranks = vec![None; order.len()];
+    let mut ranks = vec![None; bits.len()];
     for (rank, (_, i)) in order.into_iter().enumerate() {
         ranks[i as usize] = Some(rank + 1);
     }
@@ -490,11 +555,22 @@ mod tests {
             // Few distinct values: many ties.
             let sims: Vec<f64> = (0..len).map(|_| 0.12 + next(20) as f64 / 25.0).collect();
             let overlaps: Vec<usize> = (0..len).map(|_| next(4) as usize).collect();
+            let all: Vec<usize> = (0..len as usize).collect();
+            let stable = stable_ranks(&sims, |_| true);
             assert_eq!(
-                ranks_by_similarity(sims.iter().copied()),
-                stable_ranks(&sims, |_| true),
+                ranks_by_similarity(sims.iter().copied(), &all),
+                stable,
                 "{len}"
             );
+            // A few wanted: theirs are the ranks among all.
+            let some: Vec<usize> = all.iter().copied().filter(|i| i % 7 == 3).collect();
+            let ranked = ranks_by_similarity(sims.iter().copied(), &some);
+            for &i in &some {
+                assert_eq!(ranked[i], stable[i], "{len}: {i}");
+            }
+            for (i, rank) in ranked.iter().enumerate() {
+                assert!(rank.is_none() || *rank == stable[i], "{len}: {i}");
+            }
             let as_f64: Vec<f64> = overlaps.iter().map(|&o| o as f64).collect();
             assert_eq!(
                 ranks_by_overlap(overlaps.iter().copied()),
