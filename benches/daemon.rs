@@ -11,6 +11,11 @@
 //! `cargo bench --bench daemon` (it builds `memctl` in release first if it
 //! is not there). Pass `quick` for smaller corpora while iterating, and any
 //! of `e2e`, `save`, `restart`, `concurrent`, `hook` to run only those.
+//! `team` (not in the default run) times the prompt hook itself, `memctl
+//! hook claude UserPromptSubmit` with the harness's JSON on stdin from a
+//! repository whose `package.json` gives its tags, against `memctl ping`,
+//! on the lesson-heavy team corpus at 1k, 10k and 100k lessons (issue 32:
+//! within 2x of ping at every size).
 
 mod corpus;
 mod support;
@@ -572,6 +577,105 @@ fn hook_without_daemon() {
     );
 }
 
+/// The prompt hook against `memctl ping`, end to end, on the team corpus
+/// at each of `sizes` lessons: every prompt a new session, from a
+/// repository whose manifest names react and typescript.
+fn team_hook_end_to_end(sizes: &[usize]) {
+    let memctl = memctl_path();
+    for &lessons in sizes {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("knowledge");
+        std::fs::create_dir_all(&root).unwrap();
+        corpus::team::write(&root, lessons, &mut corpus::Rng(lessons as u64 ^ 0x7ea4));
+        // A repository as the hook finds one (its `.git`), so the daemon
+        // registers it as a project, as it does for an agent's session.
+        let repo = dir.path().join("shop");
+        std::fs::create_dir_all(repo.join(".git")).unwrap();
+        std::fs::write(
+            repo.join("package.json"),
+            r#"{"name": "shop", "dependencies": {"react": "^18.3.0"}, "devDependencies": {"typescript": "^5.6.0"}}"#,
+        )
+        .unwrap();
+        let (daemon, ready) = Daemon::start(dir.path(), &root);
+        let state = dir.path().join("state");
+        let mut rng = corpus::Rng(11);
+        let ping = || {
+            let t = Instant::now();
+            let status = Command::new(&memctl)
+                .args(["ping", "--socket"])
+                .arg(&daemon.socket)
+                .stdout(Stdio::null())
+                .status()
+                .unwrap();
+            assert!(status.success());
+            t.elapsed()
+        };
+        let hook = |n: usize, prompt: &str| {
+            let input = serde_json::json!({
+                "session_id": format!("team-{n}"),
+                "transcript_path": null,
+                "cwd": repo,
+                "hook_event_name": "UserPromptSubmit",
+                "prompt": prompt,
+            })
+            .to_string();
+            let t = Instant::now();
+            let mut child = Command::new(&memctl)
+                .args(["hook", "claude", "UserPromptSubmit", "--socket"])
+                .arg(&daemon.socket)
+                .env("XDG_STATE_HOME", &state)
+                .stdin(Stdio::piped())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::null())
+                .spawn()
+                .unwrap();
+            child
+                .stdin
+                .take()
+                .unwrap()
+                .write_all(input.as_bytes())
+                .unwrap();
+            let out = child.wait_with_output().unwrap();
+            let took = t.elapsed();
+            assert!(out.status.success());
+            (took, !out.stdout.is_empty())
+        };
+        let (mut pings, mut hooks, mut blocks) = (Vec::new(), Vec::new(), 0);
+        for n in 0..420 {
+            let (prompt, _) = corpus::team::prompt(&mut rng);
+            let p = ping();
+            let (h, block) = hook(n, &prompt);
+            if n >= 20 {
+                pings.push(p);
+                hooks.push(h);
+                blocks += usize::from(block);
+            }
+        }
+        pings.sort();
+        hooks.sort();
+        let (p50p, p50h) = (percentile(&pings, 0.5), percentile(&hooks, 0.5));
+        // What of it is the query inside the daemon (memd's own figures).
+        let inside = match Conn::open(&daemon.socket)
+            .and_then(|mut c| c.ask(RequestBody::Status).map_err(std::io::Error::other))
+        {
+            Ok(Reply::Status(status)) => format!(
+                "; inside the daemon p50 {:.2} ms p99 {:.2} ms",
+                status.query_latency.p50_us / 1000.0,
+                status.query_latency.p99_us / 1000.0
+            ),
+            _ => String::new(),
+        };
+        println!(
+            "prompt hook end to end, team corpus at {lessons} lessons (ready in {ready:.2?}): ping p50 {p50p:.2?} p99 {:.2?}; hook p50 {p50h:.2?} p99 {:.2?}; p50 ratio {:.2} (budget 2.00); {blocks} of {} prompts given a block{inside}",
+            percentile(&pings, 0.99),
+            percentile(&hooks, 0.99),
+            p50h.as_secs_f64() / p50p.as_secs_f64(),
+            hooks.len(),
+        );
+        daemon.stop();
+    }
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let quick = args.iter().any(|a| a == "quick");
@@ -590,7 +694,8 @@ fn main() {
         .copied()
         .filter(|n| args.iter().any(|a| a == n))
         .collect();
-    let wants = |name: &str| chosen.is_empty() || chosen.contains(&name);
+    let team = args.iter().any(|a| a == "team");
+    let wants = |name: &str| (chosen.is_empty() && !team) || chosen.contains(&name);
     let (small, large) = if quick {
         (1_000, 10_000)
     } else {
@@ -619,5 +724,13 @@ fn main() {
     }
     if wants("mcp") {
         mcp_server(small);
+    }
+    // Only when asked: it loads the team corpus up to 100k lessons.
+    if team {
+        team_hook_end_to_end(if quick {
+            &[1_000, 10_000]
+        } else {
+            &[1_000, 10_000, 100_000]
+        });
     }
 }
