@@ -319,6 +319,21 @@ pub(super) fn lessons(
     let on_prompt = !facts.query.task.trim().is_empty();
     let mut pool = Vec::new();
     let mut held_back = Vec::new();
+    // At session start: the spreads of the lessons learned pins name, so
+    // a lesson without one is passed over without hashing its id.
+    let learned_pins: rustc_hash::FxHashSet<u64> = if on_prompt {
+        Default::default()
+    } else {
+        learned
+            .pins
+            .keys()
+            .map(|id| lesson::spread_of(id))
+            .collect()
+    };
+    let may_be_learned_pin = |live: &Live| match live.features {
+        Features::Lesson { spread, .. } => learned_pins.contains(&spread),
+        _ => true,
+    };
     for live in items {
         let similarity = task.similarity(live);
         let manual = matches!(live.features, Features::Lesson { pinned: true, .. });
@@ -328,8 +343,11 @@ pub(super) fn lessons(
         }
         // At session start, only pinned lessons come in: by their file, or
         // by what was learned.
-        if !on_prompt && !manual && !learned.pins.contains_key(&live.item.id) {
-            continue;
+        if !on_prompt && !manual {
+            let learned_pin = may_be_learned_pin(live) && learned.pins.contains_key(&live.item.id);
+            if !learned_pin {
+                continue;
+            }
         }
         if facts.excluded(&live.item) {
             continue;
