@@ -260,6 +260,12 @@ fn evidence_over<'a>(
     }))
 }
 
+/// The [`crate::scoring::lesson::spread_of`] of each of `ids`.
+fn spreads<'a>(ids: impl Iterator<Item = &'a String>) -> rustc_hash::FxHashSet<u64> {
+    ids.map(|id| crate::scoring::lesson::spread_of(id))
+        .collect()
+}
+
 /// What was learned about an item in one context, and what it decides.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Assessment {
@@ -522,11 +528,14 @@ impl Learned {
     /// pass over the others without looking them up (a spread shared by
     /// two ids only costs the look-up).
     pub fn learned_spreads(&self) -> rustc_hash::FxHashSet<u64> {
-        self.tag_relevance
-            .keys()
-            .chain(self.pins.keys())
-            .map(|id| crate::scoring::lesson::spread_of(id))
-            .collect()
+        spreads(self.tag_relevance.keys().chain(self.pins.keys()))
+    }
+
+    /// The [`crate::scoring::lesson::spread_of`] of every item with an
+    /// automatic pin, for a session start to pass over the others without
+    /// looking them up.
+    pub fn pinned_spreads(&self) -> rustc_hash::FxHashSet<u64> {
+        spreads(self.pins.keys())
     }
 
     /// What was learned about `item` (with its `own` tags) in the context

@@ -226,69 +226,33 @@ pub struct TagEvidence {
 /// when every tag weighs 0 (a context made only of tags found everywhere)
 /// they count alike. No tags: nothing.
 pub fn evidence(tags: impl IntoIterator<Item = TagEvidence>) -> Evidence {
-    // One pass, nothing allocated (this runs for every candidate a query
-    // knows something about): the sums with the tags' weights and with
-    // every tag alike, the second read when every weight is 0.
-    let mut weighted = Sums::default();
-    let mut alike = Sums::default();
-    let mut uniform = true;
-    let mut any = false;
-    for t in tags {
-        any = true;
-        uniform &= t.weight <= 0.0;
-        weighted.add(t.weight, t.score);
-        alike.add(1.0, t.score);
-    }
-    if !any {
+    let tags: Vec<TagEvidence> = tags.into_iter().collect();
+    if tags.is_empty() {
         return Evidence::default();
     }
-    if uniform {
-        alike.evidence()
-    } else {
-        weighted.evidence()
-    }
-}
-
-/// The weighted sums [`evidence`] averages.
-#[derive(Default)]
-struct Sums {
-    w: f64,
-    avg: f64,
-    level: f64,
-    evals: f64,
-    positive: f64,
-    held: f64,
-    held_w: f64,
-    trial_w: f64,
-}
-
-impl Sums {
-    fn add(&mut self, w: f64, score: Option<TagScore>) {
-        self.w += w;
-        if let Some(s) = score {
-            self.avg += w * s.score;
-            self.level += w * s.level();
-            self.evals += w * f64::from(s.evals());
-            self.positive += w * f64::from(s.positive);
-            self.held += w * f64::from(s.held);
-            self.held_w += w;
-            self.trial_w += if s.trial { w } else { 0.0 };
+    let uniform = tags.iter().all(|t| t.weight <= 0.0);
+    let (mut sum_w, mut avg, mut level, mut evals, mut positive) = (0.0, 0.0, 0.0, 0.0, 0.0);
+    let (mut held, mut held_w, mut trial_w) = (0.0, 0.0, 0.0);
+    for t in &tags {
+        let w = if uniform { 1.0 } else { t.weight };
+        sum_w += w;
+        if let Some(s) = t.score {
+            avg += w * s.score;
+            level += w * s.level();
+            evals += w * f64::from(s.evals());
+            positive += w * f64::from(s.positive);
+            held += w * f64::from(s.held);
+            held_w += w;
+            trial_w += if s.trial { w } else { 0.0 };
         }
     }
-
-    fn evidence(&self) -> Evidence {
-        Evidence {
-            avg: self.avg / self.w,
-            level: self.level / self.w,
-            evals: self.evals / self.w,
-            positive: self.positive / self.w,
-            held: if self.held_w > 0.0 {
-                self.held / self.held_w
-            } else {
-                0.0
-            },
-            trial: self.held_w > 0.0 && 2.0 * self.trial_w > self.held_w,
-        }
+    Evidence {
+        avg: avg / sum_w,
+        level: level / sum_w,
+        evals: evals / sum_w,
+        positive: positive / sum_w,
+        held: if held_w > 0.0 { held / held_w } else { 0.0 },
+        trial: held_w > 0.0 && 2.0 * trial_w > held_w,
     }
 }
 

@@ -319,19 +319,15 @@ pub(super) fn lessons(
     let on_prompt = !facts.query.task.trim().is_empty();
     let mut pool = Vec::new();
     let mut held_back = Vec::new();
-    // At session start: the spreads of the lessons learned pins name, so
-    // a lesson without one is passed over without hashing its id.
-    let learned_pins: rustc_hash::FxHashSet<u64> = if on_prompt {
+    // At session start, a lesson no automatic pin names is passed over by
+    // its spread, without hashing its id.
+    let pinned = if on_prompt {
         Default::default()
     } else {
-        learned
-            .pins
-            .keys()
-            .map(|id| lesson::spread_of(id))
-            .collect()
+        learned.pinned_spreads()
     };
-    let may_be_learned_pin = |live: &Live| match live.features {
-        Features::Lesson { spread, .. } => learned_pins.contains(&spread),
+    let maybe_pinned = |live: &Live| match live.features {
+        Features::Lesson { spread, .. } => pinned.contains(&spread),
         _ => true,
     };
     for live in items {
@@ -344,7 +340,7 @@ pub(super) fn lessons(
         // At session start, only pinned lessons come in: by their file, or
         // by what was learned.
         if !on_prompt && !manual {
-            let learned_pin = may_be_learned_pin(live) && learned.pins.contains_key(&live.item.id);
+            let learned_pin = maybe_pinned(live) && learned.pins.contains_key(&live.item.id);
             if !learned_pin {
                 continue;
             }
@@ -406,7 +402,7 @@ pub(super) fn lessons(
     // RRF and the learned boost, inside the lesson's task band.
     // Only the contenders for the few places are ranked by similarity and
     // ordered; their ranks are those over the whole pool.
-    let mut order = contenders(&pool, MAX_LESSONS);
+    let order = contenders(&pool, MAX_LESSONS);
     let lexical_rank = ranks_by_similarity(pool.iter().map(|c| c.similarity), &order);
     let tag_rank = ranks_by_overlap(pool.iter().map(|c| c.overlap));
     let key = |i: usize| {
@@ -419,22 +415,16 @@ pub(super) fn lessons(
             similarity: c.similarity,
         }
     };
-    let mut keys: Vec<Option<PromptRank>> = vec![None; pool.len()];
-    for &i in &order {
-        keys[i] = Some(key(i));
-    }
-    let key_of = |i: usize| keys[i].expect("a contender has its key");
-    top_k(&mut order, MAX_LESSONS, |&a, &b| {
-        prompt_order(key_of(a), key_of(b))
-            .then_with(|| pool[a].live.item.id.cmp(&pool[b].live.item.id))
+    let mut ranked: Vec<(PromptRank, usize)> = order.iter().map(|&i| (key(i), i)).collect();
+    top_k(&mut ranked, MAX_LESSONS, |&(ka, a), &(kb, b)| {
+        prompt_order(ka, kb).then_with(|| pool[a].live.item.id.cmp(&pool[b].live.item.id))
     });
     let mut weak = Vec::new();
-    for i in order {
+    for (PromptRank { band, fused, .. }, i) in ranked {
         let c = &pool[i];
         if Match::of_band(c.band) == Match::Weak {
             weak.push(c.live.item.id.clone());
         }
-        let PromptRank { band, fused, .. } = key_of(i);
         let d = dims(&[
             ("similarity", c.similarity),
             ("task_band", f64::from(band)),
