@@ -210,3 +210,42 @@ fn the_task_dimension_is_read_from_the_estimate_when_the_decision_decides() {
     let query = reasons(&[]);
     assert!(query.contains("A task match: similarity"), "{query}");
 }
+
+#[test]
+fn seed_001_orders_its_own_pool_and_the_decision_gates_it() {
+    // The lesson is the prompt's most similar item (similarity 0.44, band
+    // 2 by the similarity's cut-offs) but its estimate is below the
+    // decision's threshold. Seed 001 still keeps it a candidate, so learned
+    // relevance orders and filters it as on `memd query`; the decision then
+    // holds it back.
+    let sandbox = Sandbox::new();
+    std::fs::write(sandbox.config(), "roots = []\n[query]\ndecide = true\n").unwrap();
+    let mut gotchas = String::from("gotchas:\n");
+    for n in 0..10 {
+        gotchas.push_str(&format!(
+            "  - id: G-{n}\n    title: Flaky integration test on the payment queue worker {n}\n    fix: Wait for the payment queue worker to drain before asserting.\n"
+        ));
+    }
+    sandbox.write("gotchas.yaml", &gotchas);
+    sandbox.write(
+        "lessons.yaml",
+        "lessons:\n  - id: L-QUEUE\n    text: A poison message is parked after three retries.\n",
+    );
+    let daemon = Daemon::start(&sandbox);
+    let task =
+        "Why is the integration test on the payment queue worker flaky after a poison message";
+    let explained = daemon.json(&["explain", "L-QUEUE", "--task", task, "--prompt"]);
+    let e = &explained["ok"]["explanation"];
+    let reasons = e["reasons"].to_string();
+    assert!(reasons.contains("(band 2;"), "{reasons}");
+    assert!(
+        reasons.contains("seed 001's outcome: a candidate"),
+        "{reasons}"
+    );
+    assert!(
+        reasons.contains("the decision to show then gates"),
+        "{reasons}"
+    );
+    assert!(reasons.contains("not about this prompt"), "{reasons}");
+    assert_eq!(e["shown"].as_bool(), Some(false), "{reasons}");
+}

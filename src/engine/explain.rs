@@ -411,7 +411,7 @@ fn lesson(
     let id = &item.id;
     let learned = engine.learned();
     let context = lessons::Context::new(engine, facts);
-    let Some(judged) = lessons::judge(engine, facts, &context, live, task.points(live)) else {
+    let Some(judged) = lessons::judge(engine, facts, &context, live, task.band(live)) else {
         unreachable!("a lesson is judged as one");
     };
     n.say(match &judged.gate {
@@ -567,14 +567,15 @@ fn lesson(
         }
     } else {
         format!(
-            "task similarity {sim:.2} (band {band}{}): {} the candidate threshold {MIN_TASK_SIMILARITY}, pinned or not; the task band orders first, then RRF of the lexical and tag rankings plus the boost, at most {}",
+            "task similarity {sim:.2} (band {band}; {}): {} the candidate threshold {MIN_TASK_SIMILARITY}, pinned or not; the task band orders first, then RRF of the lexical and tag rankings plus the boost, at most {}{}",
+            cutoffs(),
+            if band > 0 { "meets" } else { "below" },
+            lesson::MAX_LESSONS,
             if task.decided().is_some() {
-                ", read from the relevance estimate: the decision to show decides this prompt"
+                "; the decision to show then gates what this order keeps"
             } else {
                 ""
-            },
-            if band > 0 { "meets" } else { "below" },
-            lesson::MAX_LESSONS
+            }
         )
     });
     n.say(format!(

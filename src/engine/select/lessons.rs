@@ -333,7 +333,7 @@ pub(super) fn lessons(
     for live in items {
         let similarity = task.similarity(live);
         let manual = matches!(live.features, Features::Lesson { pinned: true, .. });
-        let points = if on_prompt { task.points(live) } else { 0 };
+        let points = if on_prompt { task.band(live) } else { 0 };
         if on_prompt && points == 0 {
             continue;
         }
