@@ -1273,3 +1273,40 @@ fn feedback_without_tags_speaks_of_the_showing_it_follows() {
     let err = common::stderr(&out);
     assert!(err.contains("memd's own evidence"), "{err}");
 }
+
+#[test]
+fn feedback_pins_and_unpins_on_the_seeds_own_score() {
+    let sandbox = Sandbox::new();
+    sandbox.write("lessons.yaml", LESSONS);
+    let daemon = Daemon::start(&sandbox);
+    // Relevant, relevant, relevant, irrelevant, relevant by feedback
+    // (weight 2.0): the seed's score is 0.600, 1.020, 1.314, 0.320, then
+    // 0.824 at the fifth judged session, above 0.6: pinned there (in the
+    // evaluator's unit it would be 0.412, and it would not be).
+    let verdicts = [
+        "--relevant",
+        "--relevant",
+        "--relevant",
+        "--irrelevant",
+        "--relevant",
+    ];
+    for (i, verdict) in verdicts.iter().enumerate() {
+        let v = daemon.json(&["feedback", "L-2", verdict, "--tags", "docker"]);
+        assert_eq!(
+            v["ok"]["judged"]["pinned"].is_null(),
+            i < 4,
+            "after {}: {v}",
+            i + 1
+        );
+    }
+    let log = daemon.json(&["log", "L-2"]);
+    let (score, pos, neg) = tag_line(&log["ok"]["log"][0], "docker");
+    assert!(
+        (score - 0.82386).abs() < 1e-5 && (pos, neg) == (4, 1),
+        "{log}"
+    );
+    // One irrelevant verdict more: 0.824 x 0.7 - 0.6 = -0.023, below 0.2.
+    let v = daemon.json(&["feedback", "L-2", "--irrelevant", "--tags", "docker"]);
+    assert!(v["ok"]["judged"]["pinned"].is_null(), "{v}");
+    assert!(daemon.json(&["log", "L-2"])["ok"]["log"][0]["pinned"].is_null());
+}

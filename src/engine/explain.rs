@@ -62,7 +62,7 @@ fn average(e: &tag_relevance::Evidence) -> String {
         format!("{:.3}", e.avg)
     } else {
         format!(
-            "{:.3} ({:.3} in the evaluator's unit, which the thresholds read: direct feedback weighs {})",
+            "{:.3} ({:.3} in the evaluator's unit, which the filter line and the boost read: direct feedback weighs {}; the pin lines read the first)",
             e.avg,
             e.level,
             tag_relevance::FEEDBACK_WEIGHT

@@ -776,7 +776,7 @@ impl Learned {
             .cloned()
             .collect();
         for pin in here {
-            if auto_unpin(self.evidence(item, &pin.tags).level, pin.manual) {
+            if auto_unpin(self.evidence(item, &pin.tags).avg, pin.manual) {
                 if let Some(pins) = self.pins.get_mut(item) {
                     pins.retain(|p| p != &pin);
                     if pins.is_empty() {

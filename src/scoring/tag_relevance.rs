@@ -23,10 +23,14 @@
 //!   last judged ([`probation_wait`]); the more evidence, the longer it
 //!   waits. A re-check judged relevant once stays a re-check until a second
 //!   judgement confirms it ([`TagScore::trial`]);
-//! - the seed's lines (filter, pin, unpin) and its boost read a score in
-//!   the evaluator's unit ([`TagScore::level`]): direct feedback still
-//!   counts double against the evaluator's verdicts, but a score made by
-//!   feedback alone does not cross a line on half the evidence.
+//! - the seed's filter line and its boost read a score in the evaluator's
+//!   unit ([`TagScore::level`]): direct feedback still counts double
+//!   against the evaluator's verdicts, but a score made by feedback alone
+//!   is not filtered on half the evidence. The pin and unpin lines read
+//!   the seed's own score ([`Evidence::avg`]), as the seed writes them: a
+//!   pin is what a person's feedback is meant to bring about quickly, and
+//!   its worked numbers (0.6575 after five judged sessions pins, 0.1602
+//!   after the next unpins) hold.
 
 /// How fast scores adapt to new signal.
 pub const EMA_ALPHA: f64 = 0.3;
@@ -375,24 +379,26 @@ pub fn covers_its_context(e: Evidence, sessions: u64) -> bool {
 /// positive evidence there (judged sessions enough to filter, averaging
 /// above the unpin line, relevant in enough of the context's `sessions`).
 /// Showings follow the ranking, so counting them alone would reward the
-/// ranking's own mistakes.
+/// ranking's own mistakes. The average is the seed's score, as the unpin
+/// line reads it.
 pub fn auto_pin_by_matches(matches: u32, e: Evidence, sessions: u64) -> bool {
     matches >= AUTO_PIN_MATCHES
         && e.evals >= MIN_EVALS_FOR_FILTER
-        && e.level > AUTO_UNPIN_BELOW
+        && e.avg > AUTO_UNPIN_BELOW
         && covers_its_context(e, sessions)
 }
 
-/// Tag-relevance auto-pin: the seed's average and evaluations, in a
-/// context it was relevant to often enough (`sessions`: the context's).
+/// Tag-relevance auto-pin: the seed's average (its own score,
+/// [`Evidence::avg`]) and evaluations, in a context it was relevant to
+/// often enough (`sessions`: the context's).
 pub fn auto_pin_by_relevance(e: Evidence, sessions: u64) -> bool {
-    e.level > AUTO_PIN_MIN_AVG && e.evals >= AUTO_PIN_MIN_EVALS && covers_its_context(e, sessions)
+    e.avg > AUTO_PIN_MIN_AVG && e.evals >= AUTO_PIN_MIN_EVALS && covers_its_context(e, sessions)
 }
 
-/// Auto-unpin: only automatic pins, below 0.2 (`level`:
-/// [`Evidence::level`]).
-pub fn auto_unpin(level: f64, manually_pinned: bool) -> bool {
-    !manually_pinned && level < AUTO_UNPIN_BELOW
+/// Auto-unpin: only automatic pins, below 0.2 (`avg`: the seed's own
+/// score, [`Evidence::avg`]).
+pub fn auto_unpin(avg: f64, manually_pinned: bool) -> bool {
+    !manually_pinned && avg < AUTO_UNPIN_BELOW
 }
 
 #[cfg(test)]
@@ -759,5 +765,30 @@ mod tests {
         assert!(auto_unpin(0.19, false));
         assert!(!auto_unpin(0.2, false));
         assert!(!auto_unpin(-1.0, true));
+    }
+
+    /// The seed's worked pin: four verdicts of +0.9 and one of -0.5, each
+    /// of weight 2.0, give 0.6575 at the fifth judged session, which pins;
+    /// one more -0.5 gives 0.1602, which unpins. Read on the seed's own
+    /// score, not in the evaluator's unit (0.329 and 0.080 there).
+    #[test]
+    fn the_relevance_pin_reads_the_seeds_own_score() {
+        let mut score = TagScore::default();
+        for raw in [0.9, 0.9, 0.9, 0.9, -0.5] {
+            score = score.record(raw, FEEDBACK_WEIGHT);
+        }
+        assert!((score.score - 0.6575).abs() < 5e-5, "{}", score.score);
+        let e = evidence([TagEvidence {
+            weight: 1.0,
+            score: Some(score),
+        }]);
+        assert!(auto_pin_by_relevance(e, 5), "{e:?}");
+        let score = score.record(-0.5, FEEDBACK_WEIGHT);
+        assert!((score.score - 0.1602).abs() < 5e-5, "{}", score.score);
+        let e = evidence([TagEvidence {
+            weight: 1.0,
+            score: Some(score),
+        }]);
+        assert!(auto_unpin(e.avg, false), "{e:?}");
     }
 }
