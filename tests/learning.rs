@@ -1310,3 +1310,48 @@ fn feedback_pins_and_unpins_on_the_seeds_own_score() {
     assert!(v["ok"]["judged"]["pinned"].is_null(), "{v}");
     assert!(daemon.json(&["log", "L-2"])["ok"]["log"][0]["pinned"].is_null());
 }
+
+#[test]
+fn a_pinned_lesson_is_filtered_at_session_start_by_its_verdicts() {
+    let sandbox = Sandbox::new();
+    let plan = r#"{"python": [-1, -1, -1, -1, -1]}"#;
+    let state = sandbox.dir.path().join("judge-state.json");
+    judged_by(
+        &sandbox,
+        &[
+            "sh",
+            &fixture("judge-by-tag.sh"),
+            plan,
+            &state.display().to_string(),
+        ],
+    );
+    sandbox.write(
+        "lessons.yaml",
+        "lessons:\n  - id: L-PIN\n    text: Run the integration tests against a fresh database\n    pinned: true\n",
+    );
+    let daemon = Daemon::start(&sandbox);
+    // Sessions that start in python: the lesson, pinned in its file, is
+    // shown at the start of each and judged irrelevant. Seed 001 puts
+    // pinned lessons through the tag filter too: after the third verdict
+    // (-0.657 over 3 judged sessions) it is no longer shown.
+    let mut shown = Vec::new();
+    for i in 0..5 {
+        let id = format!("p-{i}");
+        let start = daemon.json(&["query", "--tags", "python", "--session", &id]);
+        shown.push(start.to_string().contains("L-PIN"));
+        daemon.json(&[
+            "session-end",
+            &id,
+            "--transcript",
+            &fixture("transcript.jsonl"),
+        ]);
+        let out = daemon.memctl(&["evaluate"]);
+        assert!(out.status.success(), "{}", stdout(&out));
+    }
+    assert_eq!(shown, [true, true, true, false, false]);
+    let log = daemon.json(&["log", "L-PIN"]);
+    let (python, _, neg) = tag_line(&log["ok"]["log"][0], "python");
+    assert!((python + 0.657).abs() < 5e-4 && neg == 3, "{log}");
+    let why = stdout(&daemon.memctl(&["explain", "L-PIN", "--tags", "python"]));
+    assert!(why.contains("filtered"), "{why}");
+}
