@@ -262,8 +262,6 @@ fn fixture(name: &str) -> String {
     format!("{}/tests/fixtures/{name}", env!("CARGO_MANIFEST_DIR"))
 }
 
-/// One session: a query that shows the lessons with `tags`, then its end
-/// with the fixture transcript.
 /// Configures `command` (each argument a TOML string) as the judge.
 fn judged_by(sandbox: &Sandbox, command: &[&str]) {
     let argv: Vec<String> = command
@@ -277,6 +275,23 @@ fn judged_by(sandbox: &Sandbox, command: &[&str]) {
     .unwrap();
 }
 
+/// Configures the scripted judge `judge-by-tag.sh` with `plan` (JSON: the
+/// raw scores, in order, for the sessions whose first tag is each key).
+fn judged_by_tag(sandbox: &Sandbox, plan: &str) {
+    let state = sandbox.dir.path().join("judge-state.json");
+    judged_by(
+        sandbox,
+        &[
+            "sh",
+            &fixture("judge-by-tag.sh"),
+            plan,
+            &state.display().to_string(),
+        ],
+    );
+}
+
+/// One session: a query that shows the lessons with `tags`, then its end
+/// with the fixture transcript.
 fn session(daemon: &Daemon, id: &str, tags: &str) {
     let v = open_session(daemon, id, tags);
     assert!(
@@ -711,16 +726,7 @@ fn the_seeds_worked_examples_through_the_daemon() {
     // -0.9433 once gives -0.283; github -1, -1, -0.7567 gives -0.584; acme
     // a barely positive judgement gives +0.000 with one positive eval.
     let plan = r#"{"python": [-0.9433], "github": [-1, -1, -0.7567], "acme": [0.001]}"#;
-    let state = sandbox.dir.path().join("judge-state.json");
-    judged_by(
-        &sandbox,
-        &[
-            "sh",
-            &fixture("judge-by-tag.sh"),
-            plan,
-            &state.display().to_string(),
-        ],
-    );
+    judged_by_tag(&sandbox, plan);
     sandbox.write("lessons.yaml", LESSONS);
     let daemon = Daemon::start(&sandbox);
     for (i, tag) in ["acme", "github", "github", "github", "python"]
@@ -1315,16 +1321,7 @@ fn feedback_pins_and_unpins_on_the_seeds_own_score() {
 fn a_pinned_lesson_is_filtered_at_session_start_by_its_verdicts() {
     let sandbox = Sandbox::new();
     let plan = r#"{"python": [-1, -1, -1, -1, -1]}"#;
-    let state = sandbox.dir.path().join("judge-state.json");
-    judged_by(
-        &sandbox,
-        &[
-            "sh",
-            &fixture("judge-by-tag.sh"),
-            plan,
-            &state.display().to_string(),
-        ],
-    );
+    judged_by_tag(&sandbox, plan);
     sandbox.write(
         "lessons.yaml",
         "lessons:\n  - id: L-PIN\n    text: Run the integration tests against a fresh database\n    pinned: true\n",
