@@ -38,7 +38,7 @@
 //! `cargo bench --bench relevance`; `-- sweep` also prints recall and MRR
 //! for a grid of fusion weights and cosine floors (how the constants in
 //! `src/semantic/fuse.rs` were chosen); `-- cases` prints each case's
-//! ranking; `-- pool FILE` writes, per case of the man-page set, the items
+//! ranking; `-- rank` measures the ranking only; `-- pool FILE` writes, per case of the man-page set, the items
 //! any variant ranks in its top 10 or shows that are not judged yet (the
 //! pool to review).
 
@@ -315,6 +315,11 @@ fn shown_in(block: &str, markers: &[(String, String)]) -> Vec<String> {
         .collect()
 }
 
+/// `path` as a TOML basic string.
+fn toml_string(path: &Path) -> String {
+    serde_json::Value::from(path.display().to_string()).to_string()
+}
+
 /// Every case of `set` through the real hook and daemon, the tier on or
 /// off: the items each block showed, in case order.
 fn blocks(
@@ -329,9 +334,13 @@ fn blocks(
     std::fs::set_permissions(&run, std::os::unix::fs::PermissionsExt::from_mode(0o700)).unwrap();
     let socket = run.join("memd.sock");
     let config = dir.path().join("memd.toml");
+    // `MEMD_BENCH_MODEL=DIR`: the daemon embeds with that model too.
+    let model = std::env::var_os("MEMD_BENCH_MODEL")
+        .map(|dir| format!("model = {}\n", toml_string(Path::new(&dir))))
+        .unwrap_or_default();
     std::fs::write(
         &config,
-        format!("roots = []\n[daemon]\nlog = \"warn\"\n[semantic]\nenabled = {semantic}\n[query]\ndecide = {decide}\n"),
+        format!("roots = []\n[daemon]\nlog = \"warn\"\n[semantic]\nenabled = {semantic}\n{model}[query]\ndecide = {decide}\n"),
     )
     .unwrap();
     let work = dir.path().join("work");
@@ -418,7 +427,8 @@ fn main() {
         .position(|a| a == "pool")
         .and_then(|i| args.get(i + 1))
         .map(PathBuf::from);
-    // `MEMD_BENCH_MODEL=DIR`: another model2vec model, for the ranking.
+    // `MEMD_BENCH_MODEL=DIR`: another model2vec model, for the ranking
+    // and the daemons.
     let model = Arc::new(match std::env::var_os("MEMD_BENCH_MODEL") {
         Some(dir) => Model::load(Path::new(&dir)).expect("the model loads"),
         None => Model::built_in().expect("the built-in model loads"),
@@ -446,6 +456,9 @@ fn main() {
         print_ranking("fused", &rank(&fused, &set, show));
         if args.iter().any(|a| a == "sweep") {
             sweep(&mut fused, &set);
+        }
+        if args.iter().any(|a| a == "rank") {
+            continue;
         }
 
         println!("\n# The injected block (memctl hook claude UserPromptSubmit, real daemon)");
