@@ -8,7 +8,11 @@
 //!   wrong;
 //! - `batch`: the same judge, `memctl evaluate` every 10 sessions;
 //! - `feedback`: direct feedback (`memctl feedback`) on each lesson shown,
-//!   with the same 20% of wrong verdicts.
+//!   with the same 20% of wrong verdicts;
+//! - `ideal` and `oracle`: what is achievable, so that each figure can be
+//!   read as a share of it ([`ideal`]): a learner with a perfect memory and
+//!   the same judge over memd's own order, and the relevant lessons among
+//!   those retrieval reaches. They play the first two phases only.
 //!
 //! Phases: 120 sessions over ten repositories (precision and recall are
 //! read over sessions 61-120); then a drift, where in one repository the
@@ -36,6 +40,7 @@
 
 #[path = "../corpus/mod.rs"]
 mod corpus;
+mod ideal;
 mod judge;
 #[path = "../support/mod.rs"]
 mod support;
@@ -85,6 +90,8 @@ const FRESH_SHOW_BOUND: usize = 10;
 const BATCH: usize = 10;
 /// Search hits a relevant lesson must be among to count as reachable.
 const REACH: usize = 10;
+/// How deep the ideal learner reads memd's order of a prompt's lessons.
+const ORDER_DEPTH: usize = 12;
 
 #[derive(Clone, Copy, PartialEq, Debug)]
 enum Arm {
@@ -92,16 +99,35 @@ enum Arm {
     Evaluate,
     Batch,
     Feedback,
+    /// What is achievable, played without a daemon ([`ideal`]).
+    Oracle,
+    Ideal,
 }
 
 impl Arm {
+    const ALL: [Arm; 6] = [
+        Arm::Off,
+        Arm::Evaluate,
+        Arm::Batch,
+        Arm::Feedback,
+        Arm::Ideal,
+        Arm::Oracle,
+    ];
+
     fn name(self) -> &'static str {
         match self {
             Arm::Off => "off",
             Arm::Evaluate => "evaluate",
             Arm::Batch => "batch",
             Arm::Feedback => "feedback",
+            Arm::Oracle => "oracle",
+            Arm::Ideal => "ideal",
         }
+    }
+
+    /// Played by [`ideal::Sim`], not by memd.
+    fn simulated(self) -> bool {
+        matches!(self, Arm::Oracle | Arm::Ideal)
     }
 }
 
@@ -113,6 +139,28 @@ struct Drift {
     stale: Vec<String>,
     /// Not relevant before, relevant after.
     fresh: Vec<String>,
+}
+
+/// Whether `lesson` helps on `topic` in `repos[repo]`, the drift's flip
+/// applied.
+fn relevant(
+    drift: Option<&Drift>,
+    repos: &[Repo],
+    lesson: &Lesson,
+    repo: usize,
+    topic: usize,
+) -> bool {
+    if let Some(d) = drift {
+        if d.repo == repo {
+            if d.stale.contains(&lesson.id) {
+                return false;
+            }
+            if d.fresh.contains(&lesson.id) {
+                return lesson.topic == topic;
+            }
+        }
+    }
+    lesson.relevant(&repos[repo], topic)
 }
 
 /// One daemon with its directories, and the world it serves.
@@ -159,6 +207,20 @@ struct Misses {
     /// Prompts that showed fewer than three lessons.
     short: usize,
     prompts: usize,
+}
+
+impl Outcome {
+    /// Counts `lesson` shown on a prompt about `topic`, `relevant` or not.
+    fn shown_on_prompt(&mut self, lesson: &Lesson, relevant: bool, topic: usize) {
+        self.shown += 1;
+        self.prompt_shown += 1;
+        self.relevant_shown += usize::from(relevant);
+        if !relevant {
+            self.misses.count(lesson, topic);
+        }
+        self.on_topic += usize::from(lesson.topic == topic);
+        self.ids.insert(lesson.id.clone());
+    }
 }
 
 impl Misses {
@@ -281,17 +343,7 @@ impl<'w> Run<'w> {
     }
 
     fn relevant(&self, lesson: &Lesson, repo: usize, topic: usize) -> bool {
-        if let Some(d) = &self.drift {
-            if d.repo == repo {
-                if d.stale.contains(&lesson.id) {
-                    return false;
-                }
-                if d.fresh.contains(&lesson.id) {
-                    return lesson.topic == topic;
-                }
-            }
-        }
-        lesson.relevant(&self.repos[repo], topic)
+        relevant(self.drift.as_ref(), self.repos, lesson, repo, topic)
     }
 
     fn lesson(&self, id: &str) -> Option<&'w Lesson> {
@@ -359,15 +411,7 @@ impl<'w> Run<'w> {
             out.misses.short += usize::from(shown.len() < 3);
             for lesson in &shown {
                 let l = self.lesson(lesson).unwrap();
-                out.shown += 1;
-                out.prompt_shown += 1;
-                let yes = self.relevant(l, repo, *topic);
-                out.relevant_shown += usize::from(yes);
-                if !yes {
-                    out.misses.count(l, *topic);
-                }
-                out.on_topic += usize::from(l.topic == *topic);
-                out.ids.insert(lesson.clone());
+                out.shown_on_prompt(l, self.relevant(l, repo, *topic), *topic);
                 let stale = self
                     .drift
                     .as_ref()
@@ -413,7 +457,7 @@ impl<'w> Run<'w> {
             }
         }
         match self.arm {
-            Arm::Off => {}
+            Arm::Off | Arm::Oracle | Arm::Ideal => {}
             Arm::Evaluate => self.evaluate(),
             Arm::Batch if n.is_multiple_of(BATCH) => self.evaluate(),
             Arm::Batch => {}
@@ -498,6 +542,51 @@ impl<'w> Run<'w> {
             .any(|i| i["id"] == lesson && i["dimensions"]["probation"] == 1.0)
     }
 
+    /// memd's order of the lessons for `prompt` in `cwd` with nothing
+    /// learned, beyond the three a prompt shows: the same query asked again
+    /// in one session of its own, which leaves out what it already showed,
+    /// until it shows nothing or [`ORDER_DEPTH`] are found.
+    fn order(&self, prompt: &str, cwd: &Path, session: &str) -> Vec<String> {
+        let cwd = cwd.display().to_string();
+        let mut order = Vec::new();
+        while order.len() < ORDER_DEPTH {
+            let q = self.memctl(&[
+                "query",
+                "--json",
+                "--kinds",
+                "lesson",
+                "--task",
+                prompt,
+                "--cwd",
+                &cwd,
+                "--session",
+                session,
+            ]);
+            let v: Value = serde_json::from_slice(&q.stdout).unwrap_or(Value::Null);
+            let ids: Vec<String> = v["ok"]["answer"]["items"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|i| i["id"].as_str().map(str::to_string))
+                .filter(|id| !order.contains(id))
+                .collect();
+            if ids.is_empty() {
+                break;
+            }
+            order.extend(ids);
+        }
+        order
+    }
+
+    /// Where sessions in `repos[repo]` run.
+    fn cwd(&self, repo: usize) -> PathBuf {
+        self.dir
+            .path()
+            .join("repos")
+            .join(self.repos[repo].name)
+            .join("src")
+    }
+
     fn evaluate(&self) {
         let done = self.memctl(&["evaluate", "--json"]);
         assert!(
@@ -537,6 +626,43 @@ impl<'w> Run<'w> {
             .args(["-TERM", &self.daemon.id().to_string()])
             .status();
         let _ = self.daemon.wait();
+    }
+}
+
+/// Who plays an arm's sessions: memd through its hooks, or a simulated
+/// arm ([`ideal::Sim`]).
+enum Player<'w> {
+    Memd(Box<Run<'w>>),
+    Sim(Box<ideal::Sim<'w>>),
+}
+
+impl Player<'_> {
+    fn session(&mut self, n: usize, repo: usize, prompts: &[(usize, String)]) -> Outcome {
+        match self {
+            Player::Memd(run) => run.session(n, repo, prompts),
+            Player::Sim(sim) => sim.session(n, repo, prompts),
+        }
+    }
+
+    fn set_drift(&mut self, drift: Drift) {
+        match self {
+            Player::Memd(run) => run.drift = Some(drift),
+            Player::Sim(sim) => sim.drift = Some(drift),
+        }
+    }
+
+    fn drift(&self) -> Option<&Drift> {
+        match self {
+            Player::Memd(run) => run.drift.as_ref(),
+            Player::Sim(sim) => sim.drift.as_ref(),
+        }
+    }
+
+    fn stop(self) {
+        match self {
+            Player::Memd(run) => (*run).stop(),
+            Player::Sim(sim) => sim.stop(),
+        }
     }
 }
 
@@ -704,9 +830,19 @@ fn run_arm(arm: Arm, seed: u64, memctl: &Path) -> Figures {
     let phase1 = workload(&mut rng, &repos, SESSIONS, None);
     let mut figures = Figures::default();
 
-    let mut run = Run::start(arm, seed, memctl, &repos, &lessons, &engine);
+    let mut player = if arm.simulated() {
+        let order = (arm == Arm::Ideal)
+            .then(|| Run::start(Arm::Off, seed, memctl, &repos, &lessons, &engine));
+        Player::Sim(Box::new(ideal::Sim::new(
+            arm, seed, &repos, &lessons, &engine, order,
+        )))
+    } else {
+        Player::Memd(Box::new(Run::start(
+            arm, seed, memctl, &repos, &lessons, &engine,
+        )))
+    };
     for (n, (repo, prompts)) in phase1.iter().enumerate() {
-        let o = run.session(n + 1, *repo, prompts);
+        let o = player.session(n + 1, *repo, prompts);
         if n + 1 >= MEASURED_FROM {
             figures.measured.add(&o);
         }
@@ -725,7 +861,7 @@ fn run_arm(arm: Arm, seed: u64, memctl: &Path) -> Figures {
         .take(2)
         .map(|l| l.id.clone())
         .collect();
-    run.drift = Some(Drift {
+    player.set_drift(Drift {
         repo: drift_repo,
         topic: drift_topic,
         stale: stale.clone(),
@@ -733,30 +869,33 @@ fn run_arm(arm: Arm, seed: u64, memctl: &Path) -> Figures {
     });
     figures.fresh_first = vec![None; fresh.len()];
     figures.stale_each = vec![0; stale.len()];
-    let drift_cwd = run
-        .dir
-        .path()
-        .join("repos")
-        .join(repos[drift_repo].name)
-        .join("src");
-    let learned: Vec<(f64, f64)> = stale
-        .iter()
-        .map(|l| run.learned_here(l, &drift_cwd))
-        .collect();
-    figures.stale_floor = stale_floor(&learned);
-    figures.stale_ideal = stale_ideal(&learned, judge_error(), STALE_STOP_BOUND);
+    if let Player::Memd(run) = &player {
+        let drift_cwd = run
+            .dir
+            .path()
+            .join("repos")
+            .join(repos[drift_repo].name)
+            .join("src");
+        let learned: Vec<(f64, f64)> = stale
+            .iter()
+            .map(|l| run.learned_here(l, &drift_cwd))
+            .collect();
+        figures.stale_floor = stale_floor(&learned);
+        figures.stale_ideal = stale_ideal(&learned, judge_error(), STALE_STOP_BOUND);
+    }
     if std::env::var_os("MEMD_BENCH_DEBUG").is_some() {
         eprintln!("DRIFT seed {seed}: stale {stale:?}, fresh {fresh:?}");
     }
     let others = &repos[drift_repo].topics;
     for n in 1..=DRIFT_SESSIONS {
-        let d = run.drift.as_ref().unwrap();
+        let d = player.drift().unwrap();
+        let topic = d.topic;
         let other = others[1 + rng.below(others.len() - 1)];
         let prompts = vec![
-            (d.topic, world::prompt(&mut rng, d.topic)),
+            (topic, world::prompt(&mut rng, topic)),
             (other, world::prompt(&mut rng, other)),
         ];
-        let o = run.session(SESSIONS + n, drift_repo, &prompts);
+        let o = player.session(SESSIONS + n, drift_repo, &prompts);
         // Stale lessons this session showed as kept ones.
         let kept: Vec<usize> = (0..stale.len())
             .filter(|&i| o.ids.contains(&stale[i]) && !o.rechecks.contains(&stale[i]))
@@ -778,7 +917,10 @@ fn run_arm(arm: Arm, seed: u64, memctl: &Path) -> Figures {
             }
         }
     }
-    run.stop();
+    player.stop();
+    if arm.simulated() {
+        return figures;
+    }
 
     // One repository only, on a fresh daemon.
     let one_repo = workload(&mut rng, &repos, SESSIONS, Some(0));
@@ -806,7 +948,7 @@ fn main() {
     } else {
         SEEDS
     };
-    let mut arms = vec![Arm::Off, Arm::Evaluate, Arm::Batch, Arm::Feedback];
+    let mut arms = Arm::ALL.to_vec();
     let mut first = 1;
     for pair in args.windows(2) {
         match pair[0].as_str() {
@@ -817,7 +959,7 @@ fn main() {
                 seeds = 1;
             }
             "arms" => {
-                arms = [Arm::Off, Arm::Evaluate, Arm::Batch, Arm::Feedback]
+                arms = Arm::ALL
                     .into_iter()
                     .filter(|a| pair[1].split(',').any(|n| n == a.name()))
                     .collect()
@@ -873,23 +1015,36 @@ fn main() {
             .map(|f| f.one_repo_pins.to_string())
             .collect::<Vec<_>>()
             .join(",");
+        // The simulated arms play no one-repository run.
+        let one_repo = |x: f64| {
+            if arm.simulated() {
+                "-".to_string()
+            } else {
+                format!("{x:.3}")
+            }
+        };
         let quarters: Vec<String> = (0..4)
+            .filter(|_| !arm.simulated())
             .map(|q| {
                 let mean = all.iter().map(|f| f.one_repo_curve[q]).sum::<f64>() / all.len() as f64;
                 format!("{mean:.2}")
             })
             .collect();
         println!(
-            "{:<9} {:>9.3} {:>7.3} {:>9.3} | {:>10} {:>10} | {:>11.3} {:>12.3} {:>9} | {} ({:.0?})",
+            "{:<9} {:>9.3} {:>7.3} {:>9.3} | {:>10} {:>10} | {:>11} {:>12} {:>9} | {} ({:.0?})",
             arm.name(),
             measured.precision(),
             measured.recall(),
             measured.on_topic(),
             stale,
             fresh,
-            one.precision(),
-            one.on_topic(),
-            pins,
+            one_repo(one.precision()),
+            one_repo(one.on_topic()),
+            if arm.simulated() {
+                "-".to_string()
+            } else {
+                pins
+            },
             quarters.join(" "),
             started.elapsed()
         );
@@ -908,7 +1063,7 @@ fn main() {
             all.iter().map(|f| f.stale_each.len()).sum::<usize>(),
             all.iter().map(|f| f.fresh_first.len()).sum::<usize>(),
         );
-        if arm != Arm::Off {
+        if arm != Arm::Off && !arm.simulated() {
             let floors: Vec<String> = all.iter().map(|f| f.stale_floor.to_string()).collect();
             println!(
                 "          what the slots allow: stopping every stale lesson takes until session {} (seeds over {STALE_STOP_BOUND}: {}) with every verdict right; an ideal memd with this judge stops {:.1} by session {STALE_STOP_BOUND}",
