@@ -25,10 +25,16 @@
 //! injected lessons that are on the prompt's topic, and how many lessons
 //! pinned themselves.
 //!
+//! Every arm plays four teams ([`world::Team`]), each reported on its
+//! own: `stacks`, `conventions` (relevance decided per lesson and
+//! repository among repositories that share their stacks, with facets),
+//! `sparse` (about twelve sessions a repository) and `busy` (three
+//! repositories).
+//!
 //! `cargo bench --bench learning` (sixteen seeds); `-- quick` for one seed,
 //! `-- seeds N`, `-- seed N` for that seed alone (`-- seed 9 seeds 8`: seeds 9 to
-//! 16), `-- arms off,evaluate`, `-- error N` for a judge wrong in N% of
-//! its verdicts (20 by default). Under each arm, the irrelevant
+//! 16), `-- arms off,evaluate`, `-- teams stacks,busy`, `-- error N` for a
+//! judge wrong in N% of its verdicts (20 by default). Under each arm, the irrelevant
 //! lessons shown in the measured sessions, by why they were not relevant;
 //! `MEMD_BENCH_DEBUG=1` traces each measured prompt's lessons (and each
 //! drift session that showed a stale lesson as a kept one) on stderr;
@@ -60,7 +66,7 @@ use memd::engine::{Engine, GLOBAL};
 use memd::scoring::lesson::MAX_LESSONS;
 use memd::scoring::tag_relevance::{ema, MIN_EVALS_FOR_FILTER, NEGATIVE_SCORE_THRESHOLD};
 use serde_json::{json, Value};
-use world::{Lesson, Repo};
+use world::{Lesson, Repo, Team};
 
 /// Share of the judge's verdicts that are wrong, in percent, by default
 /// (`-- error N` sets it for a run).
@@ -735,16 +741,21 @@ fn stale_ideal(learned: &[(f64, f64)], error_percent: u64, bound: usize) -> f64 
 }
 
 /// The sessions of a phase: a repository and two or three prompts on its
-/// topics each; `only` keeps every session in one repository.
+/// topics each; `only` keeps every session in one repository. Most teams
+/// work in a few repositories most of the time; `sparse` in each alike.
 fn workload(
     rng: &mut Rng,
-    repos: &[Repo],
+    (repos, team): (&[Repo], Team),
     sessions: usize,
     only: Option<usize>,
 ) -> Vec<(usize, Vec<(usize, String)>)> {
     (0..sessions)
         .map(|_| {
-            let repo = only.unwrap_or_else(|| rng.zipf(repos.len()));
+            let repo = only.unwrap_or_else(|| match team {
+                // Evenly: about twelve sessions a repository.
+                Team::Sparse => rng.below(repos.len()),
+                _ => rng.zipf(repos.len()),
+            });
             let topics = &repos[repo].topics;
             let prompts = (0..2 + rng.below(2))
                 .map(|_| {
@@ -819,15 +830,15 @@ struct Figures {
     one_repo_curve: Vec<f64>,
 }
 
-fn run_arm(arm: Arm, seed: u64, memctl: &Path) -> Figures {
+fn run_arm(team: Team, arm: Arm, seed: u64, memctl: &Path) -> Figures {
     let mut rng = Rng(seed);
-    let repos = world::repos(&mut rng);
-    let lessons = world::lessons(&mut rng, &repos);
+    let repos = world::repos(&mut rng, team);
+    let lessons = world::lessons(&mut rng, &repos, team);
     let knowledge = tempfile::tempdir().unwrap();
     world::write_lessons(knowledge.path(), &lessons);
     let mut engine = Engine::new(&Config::default());
     engine.load_roots(&[knowledge.path().to_path_buf()]);
-    let phase1 = workload(&mut rng, &repos, SESSIONS, None);
+    let phase1 = workload(&mut rng, (&repos, team), SESSIONS, None);
     let mut figures = Figures::default();
 
     let mut player = if arm.simulated() {
@@ -857,7 +868,9 @@ fn run_arm(arm: Arm, seed: u64, memctl: &Path) -> Figures {
         .collect();
     let fresh: Vec<String> = lessons
         .iter()
-        .filter(|l| l.topic == drift_topic && !l.obsolete && !l.scope.covers(&repos[drift_repo]))
+        .filter(|l| {
+            l.topic == drift_topic && !l.obsolete && !l.relevant(&repos[drift_repo], drift_topic)
+        })
         .take(2)
         .map(|l| l.id.clone())
         .collect();
@@ -923,7 +936,7 @@ fn run_arm(arm: Arm, seed: u64, memctl: &Path) -> Figures {
     }
 
     // One repository only, on a fresh daemon.
-    let one_repo = workload(&mut rng, &repos, SESSIONS, Some(0));
+    let one_repo = workload(&mut rng, (&repos, team), SESSIONS, Some(0));
     let run = Run::start(arm, seed + 1000, memctl, &repos, &lessons, &engine);
     let mut curve = vec![Tally::default(); 4];
     for (n, (repo, prompts)) in one_repo.iter().enumerate() {
@@ -949,6 +962,7 @@ fn main() {
         SEEDS
     };
     let mut arms = Arm::ALL.to_vec();
+    let mut teams = Team::ALL.to_vec();
     let mut first = 1;
     for pair in args.windows(2) {
         match pair[0].as_str() {
@@ -964,118 +978,133 @@ fn main() {
                     .filter(|a| pair[1].split(',').any(|n| n == a.name()))
                     .collect()
             }
+            "teams" => {
+                teams = Team::ALL
+                    .into_iter()
+                    .filter(|t| pair[1].split(',').any(|n| n == t.name()))
+                    .collect()
+            }
             _ => {}
         }
     }
     let memctl = memctl_path();
     println!(
-        "learning efficacy: 200 lessons, 10 repositories, judge error {}%, {seeds} seed(s)",
+        "learning efficacy: 200 lessons, judge error {}%, {seeds} seed(s)",
         judge_error()
     );
-    println!(
-        "{:<9} {:>9} {:>7} {:>9} | {:>10} {:>10} | {:>11} {:>12} {:>9} | 1-repo by quarter",
-        "arm",
-        "precision",
-        "recall",
-        "on-topic",
-        "stale-stop",
-        "fresh-show",
-        "1-repo prec",
-        "1-repo topic",
-        "1-repo pins",
-    );
-    for arm in arms {
-        let started = Instant::now();
-        let all: Vec<Figures> = (first..first + seeds)
-            .map(|s| run_arm(arm, s, &memctl))
-            .collect();
-        let mut measured = Tally::default();
-        let mut one = Tally::default();
-        for f in &all {
-            measured.merge(&f.measured);
-            one.merge(&f.one_repo);
-        }
-        let stale = format!(
-            "{}+{}r",
-            all.iter()
-                .flat_map(|f| &f.stale_each)
-                .max()
-                .copied()
-                .unwrap_or(0),
-            all.iter().map(|f| f.stale_rechecks).sum::<usize>()
-        );
-        let fresh = all
-            .iter()
-            .flat_map(|f| f.fresh_first.iter())
-            .map(|f| f.map_or("never".to_string(), |n| n.to_string()))
-            .collect::<Vec<_>>()
-            .join(",");
-        let pins = all
-            .iter()
-            .map(|f| f.one_repo_pins.to_string())
-            .collect::<Vec<_>>()
-            .join(",");
-        // The simulated arms play no one-repository run.
-        let one_repo = |x: f64| {
-            if arm.simulated() {
-                "-".to_string()
-            } else {
-                format!("{x:.3}")
-            }
-        };
-        let quarters: Vec<String> = (0..4)
-            .filter(|_| !arm.simulated())
-            .map(|q| {
-                let mean = all.iter().map(|f| f.one_repo_curve[q]).sum::<f64>() / all.len() as f64;
-                format!("{mean:.2}")
-            })
-            .collect();
+    for team in teams {
         println!(
-            "{:<9} {:>9.3} {:>7.3} {:>9.3} | {:>10} {:>10} | {:>11} {:>12} {:>9} | {} ({:.0?})",
-            arm.name(),
-            measured.precision(),
-            measured.recall(),
-            measured.on_topic(),
-            stale,
-            fresh,
-            one_repo(one.precision()),
-            one_repo(one.on_topic()),
-            if arm.simulated() {
-                "-".to_string()
-            } else {
-                pins
-            },
-            quarters.join(" "),
-            started.elapsed()
+            "\n## {}: {} repositories\n{:<9} {:>9} {:>7} {:>9} | {:>10} {:>10} | {:>11} {:>12} {:>9} | 1-repo by quarter",
+            team.name(),
+            world::repos(&mut Rng(1), team).len(),
+            "arm",
+            "precision",
+            "recall",
+            "on-topic",
+            "stale-stop",
+            "fresh-show",
+            "1-repo prec",
+            "1-repo topic",
+            "1-repo pins",
         );
-        let stale_in_bound = all
-            .iter()
+        for &arm in &arms {
+            report(team, arm, (first, seeds), &memctl);
+        }
+    }
+}
+
+/// Plays `arm` in `team` for each seed and prints its figures.
+fn report(team: Team, arm: Arm, (first, seeds): (u64, u64), memctl: &Path) {
+    let started = Instant::now();
+    let all: Vec<Figures> = (first..first + seeds)
+        .map(|s| run_arm(team, arm, s, memctl))
+        .collect();
+    let mut measured = Tally::default();
+    let mut one = Tally::default();
+    for f in &all {
+        measured.merge(&f.measured);
+        one.merge(&f.one_repo);
+    }
+    let stale = format!(
+        "{}+{}r",
+        all.iter()
             .flat_map(|f| &f.stale_each)
-            .filter(|&&n| n <= STALE_STOP_BOUND)
-            .count();
-        let fresh_in_bound = all
-            .iter()
-            .flat_map(|f| &f.fresh_first)
-            .filter(|n| n.is_some_and(|n| n <= FRESH_SHOW_BOUND))
-            .count();
-        println!(
-            "          drift: stale lessons stopped by session {STALE_STOP_BOUND}: {stale_in_bound}/{}, fresh ones shown by session {FRESH_SHOW_BOUND}: {fresh_in_bound}/{}",
-            all.iter().map(|f| f.stale_each.len()).sum::<usize>(),
-            all.iter().map(|f| f.fresh_first.len()).sum::<usize>(),
-        );
-        if arm != Arm::Off && !arm.simulated() {
-            let floors: Vec<String> = all.iter().map(|f| f.stale_floor.to_string()).collect();
-            println!(
-                "          what the slots allow: stopping every stale lesson takes until session {} (seeds over {STALE_STOP_BOUND}: {}) with every verdict right; an ideal memd with this judge stops {:.1} by session {STALE_STOP_BOUND}",
-                floors.join(","),
-                all.iter().filter(|f| f.stale_floor > STALE_STOP_BOUND).count(),
-                all.iter().map(|f| f.stale_ideal).sum::<f64>(),
-            );
+            .max()
+            .copied()
+            .unwrap_or(0),
+        all.iter().map(|f| f.stale_rechecks).sum::<usize>()
+    );
+    let fresh = all
+        .iter()
+        .flat_map(|f| f.fresh_first.iter())
+        .map(|f| f.map_or("never".to_string(), |n| n.to_string()))
+        .collect::<Vec<_>>()
+        .join(",");
+    let pins = all
+        .iter()
+        .map(|f| f.one_repo_pins.to_string())
+        .collect::<Vec<_>>()
+        .join(",");
+    // The simulated arms play no one-repository run.
+    let one_repo = |x: f64| {
+        if arm.simulated() {
+            "-".to_string()
+        } else {
+            format!("{x:.3}")
         }
-        let m = measured.misses;
+    };
+    let quarters: Vec<String> = (0..4)
+        .filter(|_| !arm.simulated())
+        .map(|q| {
+            let mean = all.iter().map(|f| f.one_repo_curve[q]).sum::<f64>() / all.len() as f64;
+            format!("{mean:.2}")
+        })
+        .collect();
+    println!(
+        "{:<9} {:>9.3} {:>7.3} {:>9.3} | {:>10} {:>10} | {:>11} {:>12} {:>9} | {} ({:.0?})",
+        arm.name(),
+        measured.precision(),
+        measured.recall(),
+        measured.on_topic(),
+        stale,
+        fresh,
+        one_repo(one.precision()),
+        one_repo(one.on_topic()),
+        if arm.simulated() {
+            "-".to_string()
+        } else {
+            pins
+        },
+        quarters.join(" "),
+        started.elapsed()
+    );
+    let stale_in_bound = all
+        .iter()
+        .flat_map(|f| &f.stale_each)
+        .filter(|&&n| n <= STALE_STOP_BOUND)
+        .count();
+    let fresh_in_bound = all
+        .iter()
+        .flat_map(|f| &f.fresh_first)
+        .filter(|n| n.is_some_and(|n| n <= FRESH_SHOW_BOUND))
+        .count();
+    println!(
+        "          drift: stale lessons stopped by session {STALE_STOP_BOUND}: {stale_in_bound}/{}, fresh ones shown by session {FRESH_SHOW_BOUND}: {fresh_in_bound}/{}",
+        all.iter().map(|f| f.stale_each.len()).sum::<usize>(),
+        all.iter().map(|f| f.fresh_first.len()).sum::<usize>(),
+    );
+    if arm != Arm::Off && !arm.simulated() {
+        let floors: Vec<String> = all.iter().map(|f| f.stale_floor.to_string()).collect();
         println!(
-            "          {}/{} relevant | misses: start {} off-topic {} obsolete {} language {} framework {} repo {} | short prompts {}/{}",
-            measured.relevant, measured.shown, m.start, m.off_topic, m.obsolete, m.language, m.framework, m.repo, m.short, m.prompts
+            "          what the slots allow: stopping every stale lesson takes until session {} (seeds over {STALE_STOP_BOUND}: {}) with every verdict right; an ideal memd with this judge stops {:.1} by session {STALE_STOP_BOUND}",
+            floors.join(","),
+            all.iter().filter(|f| f.stale_floor > STALE_STOP_BOUND).count(),
+            all.iter().map(|f| f.stale_ideal).sum::<f64>(),
         );
     }
+    let m = measured.misses;
+    println!(
+        "          {}/{} relevant | misses: start {} off-topic {} obsolete {} language {} framework {} repo {} | short prompts {}/{}",
+        measured.relevant, measured.shown, m.start, m.off_topic, m.obsolete, m.language, m.framework, m.repo, m.short, m.prompts
+    );
 }

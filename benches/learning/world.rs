@@ -2,6 +2,19 @@
 //! on, lessons written for a topic and a scope, and the hidden truth of
 //! which lesson helps where.
 //!
+//! Four teams ([`Team`]), each reported on its own:
+//! - `stacks`: ten repositories of six languages; a lesson helps wherever
+//!   its scope (everywhere, a language, a framework, one repository)
+//!   covers the repository. Sessions favour a few repositories.
+//! - `conventions`: ten repositories that share three stacks but not their
+//!   conventions: a lesson helps in a random half (rounded down) of the
+//!   repositories its scope covers that work on its topic, decided per
+//!   lesson and repository, and two lessons a topic are facets that read
+//!   as if they fit its repositories but help nowhere.
+//! - `sparse`: `stacks` with sessions spread evenly, about twelve a
+//!   repository in 120.
+//! - `busy`: three of `stacks`' repositories, forty sessions each.
+//!
 //! A lesson is relevant to a prompt when it is about the prompt's topic and
 //! its scope covers the repository: every repository (general advice), a
 //! language, a framework, or one repository (a local convention). Lessons
@@ -45,10 +58,35 @@ pub struct Lesson {
     pub id: String,
     pub topic: usize,
     pub scope: Scope,
-    /// Relevant nowhere (outdated advice), though on topic.
+    /// Relevant nowhere (outdated advice, or a facet), though on topic.
     pub obsolete: bool,
+    /// The repositories it helps in, where that is decided per repository
+    /// (`conventions`); `None`: wherever its scope covers.
+    pub only: Option<Vec<&'static str>>,
     pub text: String,
     pub tags: Vec<String>,
+}
+
+/// The kind of team a run simulates.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Team {
+    Stacks,
+    Conventions,
+    Sparse,
+    Busy,
+}
+
+impl Team {
+    pub const ALL: [Team; 4] = [Team::Stacks, Team::Conventions, Team::Sparse, Team::Busy];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Team::Stacks => "stacks",
+            Team::Conventions => "conventions",
+            Team::Sparse => "sparse",
+            Team::Busy => "busy",
+        }
+    }
 }
 
 pub const TOPICS: &[Topic] = &[
@@ -293,20 +331,13 @@ const ASKING: &[&str] = &[
     "make sure",
 ];
 
-/// The ten repositories, with the manifests the real hook reads.
-pub fn repos(rng: &mut Rng) -> Vec<Repo> {
-    let mut repos = vec![
-        repo("billing-api", "python", &["django", "pytest"], ("pyproject.toml", "[project]\nname = \"billing-api\"\ndependencies = [\"django>=5\", \"pytest\"]\n")),
-        repo("ml-pipeline", "python", &["pandas", "numpy"], ("requirements.txt", "pandas==2.2\nnumpy==2.1\n")),
-        repo("web-dashboard", "javascript", &["react", "vite"], ("package.json", "{\"dependencies\": {\"react\": \"^19\"}, \"devDependencies\": {\"vite\": \"^6\"}}\n")),
-        repo("checkout-service", "javascript", &["express", "jest"], ("package.json", "{\"dependencies\": {\"express\": \"^5\"}, \"devDependencies\": {\"jest\": \"^30\"}}\n")),
-        repo("edge-proxy", "go", &["gin"], ("go.mod", "module example.com/edge-proxy\n\nrequire github.com/gin-gonic/gin v1.10.0\n")),
-        repo("ingest-worker", "go", &[], ("go.mod", "module example.com/ingest-worker\n\ngo 1.23\n")),
-        repo("search-engine", "rust", &["tokio", "axum"], ("Cargo.toml", "[package]\nname = \"search-engine\"\n\n[dependencies]\ntokio = \"1\"\naxum = \"0.8\"\n")),
-        repo("cli-tools", "rust", &["clap"], ("Cargo.toml", "[package]\nname = \"cli-tools\"\n\n[dependencies]\nclap = \"4\"\n")),
-        repo("storefront", "ruby", &["rails", "rspec"], ("Gemfile", "source \"https://rubygems.org\"\ngem \"rails\"\ngem \"rspec\"\n")),
-        repo("payments-core", "java", &["spring", "junit"], ("pom.xml", "<project><artifactId>spring-boot-starter</artifactId><artifactId>junit</artifactId></project>\n")),
-    ];
+/// The team's repositories, with the manifests the real hook reads.
+pub fn repos(rng: &mut Rng, team: Team) -> Vec<Repo> {
+    let mut repos = match team {
+        Team::Conventions => shared_stacks(),
+        Team::Busy => stacks().into_iter().take(3).collect(),
+        Team::Stacks | Team::Sparse => stacks(),
+    };
     // Each repository works on eight of the twenty topics; neighbours share
     // some, so every topic is worked on somewhere.
     for (i, r) in repos.iter_mut().enumerate() {
@@ -320,6 +351,43 @@ pub fn repos(rng: &mut Rng) -> Vec<Repo> {
         r.topics = topics;
     }
     repos
+}
+
+/// Ten repositories of six languages.
+fn stacks() -> Vec<Repo> {
+    vec![
+        repo("billing-api", "python", &["django", "pytest"], ("pyproject.toml", "[project]\nname = \"billing-api\"\ndependencies = [\"django>=5\", \"pytest\"]\n")),
+        repo("ml-pipeline", "python", &["pandas", "numpy"], ("requirements.txt", "pandas==2.2\nnumpy==2.1\n")),
+        repo("web-dashboard", "javascript", &["react", "vite"], ("package.json", "{\"dependencies\": {\"react\": \"^19\"}, \"devDependencies\": {\"vite\": \"^6\"}}\n")),
+        repo("checkout-service", "javascript", &["express", "jest"], ("package.json", "{\"dependencies\": {\"express\": \"^5\"}, \"devDependencies\": {\"jest\": \"^30\"}}\n")),
+        repo("edge-proxy", "go", &["gin"], ("go.mod", "module example.com/edge-proxy\n\nrequire github.com/gin-gonic/gin v1.10.0\n")),
+        repo("ingest-worker", "go", &[], ("go.mod", "module example.com/ingest-worker\n\ngo 1.23\n")),
+        repo("search-engine", "rust", &["tokio", "axum"], ("Cargo.toml", "[package]\nname = \"search-engine\"\n\n[dependencies]\ntokio = \"1\"\naxum = \"0.8\"\n")),
+        repo("cli-tools", "rust", &["clap"], ("Cargo.toml", "[package]\nname = \"cli-tools\"\n\n[dependencies]\nclap = \"4\"\n")),
+        repo("storefront", "ruby", &["rails", "rspec"], ("Gemfile", "source \"https://rubygems.org\"\ngem \"rails\"\ngem \"rspec\"\n")),
+        repo("payments-core", "java", &["spring", "junit"], ("pom.xml", "<project><artifactId>spring-boot-starter</artifactId><artifactId>junit</artifactId></project>\n")),
+    ]
+}
+
+/// Ten repositories on three stacks: what tells them apart is their own
+/// name, not their languages or frameworks.
+#[rustfmt::skip]
+fn shared_stacks() -> Vec<Repo> {
+    const DJANGO: (&str, &str) = ("pyproject.toml", "[project]\ndependencies = [\"django>=5\", \"pytest\"]\n");
+    const REACT: (&str, &str) = ("package.json", "{\"dependencies\": {\"react\": \"^19\"}, \"devDependencies\": {\"vite\": \"^6\"}}\n");
+    const GIN: (&str, &str) = ("go.mod", "module example.com/service\n\nrequire github.com/gin-gonic/gin v1.10.0\n");
+    vec![
+        repo("billing-api", "python", &["django", "pytest"], DJANGO),
+        repo("accounts-api", "python", &["django", "pytest"], DJANGO),
+        repo("reports-api", "python", &["django", "pytest"], DJANGO),
+        repo("catalog-api", "python", &["django", "pytest"], DJANGO),
+        repo("web-dashboard", "javascript", &["react", "vite"], REACT),
+        repo("admin-ui", "javascript", &["react", "vite"], REACT),
+        repo("onboarding-ui", "javascript", &["react", "vite"], REACT),
+        repo("edge-proxy", "go", &["gin"], GIN),
+        repo("auth-gateway", "go", &["gin"], GIN),
+        repo("rate-limiter", "go", &["gin"], GIN),
+    ]
 }
 
 fn repo(
@@ -353,7 +421,12 @@ impl Lesson {
     /// The hidden truth: whether this lesson helps a prompt on `topic` in
     /// `repo`.
     pub fn relevant(&self, repo: &Repo, topic: usize) -> bool {
-        !self.obsolete && self.topic == topic && self.scope.covers(repo)
+        !self.obsolete
+            && self.topic == topic
+            && match &self.only {
+                Some(only) => only.contains(&repo.name),
+                None => self.scope.covers(repo),
+            }
     }
 }
 
@@ -371,7 +444,7 @@ fn pick<'a>(rng: &mut Rng, words: &[&'a str], n: usize) -> Vec<&'a str> {
 /// Ten lessons a topic, two hundred in all: three general (one of them
 /// obsolete), four for languages, two for frameworks, one for a single
 /// repository, spread over the stacks of the repositories that work on it.
-pub fn lessons(rng: &mut Rng, repos: &[Repo]) -> Vec<Lesson> {
+pub fn lessons(rng: &mut Rng, repos: &[Repo], team: Team) -> Vec<Lesson> {
     let mut out = Vec::new();
     for (t, topic) in TOPICS.iter().enumerate() {
         let users: Vec<&Repo> = repos.iter().filter(|r| r.topics.contains(&t)).collect();
@@ -437,12 +510,47 @@ pub fn lessons(rng: &mut Rng, repos: &[Repo]) -> Vec<Lesson> {
                 topic: t,
                 scope,
                 obsolete: k == 2,
+                only: None,
                 text,
                 tags,
             });
         }
     }
+    if team == Team::Conventions {
+        decide_per_repository(rng, repos, &mut out);
+    }
     out
+}
+
+/// `conventions`: which repositories each lesson helps in, decided per
+/// lesson and repository; two lessons a topic (besides the obsolete one)
+/// become facets that help nowhere.
+fn decide_per_repository(rng: &mut Rng, repos: &[Repo], lessons: &mut [Lesson]) {
+    for t in 0..TOPICS.len() {
+        let mut facets = 0;
+        for l in lessons.iter_mut().filter(|l| l.topic == t) {
+            if l.obsolete {
+                l.only = Some(Vec::new());
+                continue;
+            }
+            if facets < 2 && l.scope != Scope::General && rng.below(3) == 0 {
+                facets += 1;
+                l.obsolete = true;
+                l.only = Some(Vec::new());
+                continue;
+            }
+            let mut covered: Vec<&'static str> = repos
+                .iter()
+                .filter(|r| r.topics.contains(&t) && l.scope.covers(r))
+                .map(|r| r.name)
+                .collect();
+            let keep = covered.len() / 2;
+            while covered.len() > keep.max(1) {
+                covered.remove(rng.below(covered.len()));
+            }
+            l.only = Some(covered);
+        }
+    }
 }
 
 /// A prompt about `topic` in `repo`, in a developer's words.
