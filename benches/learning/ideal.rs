@@ -129,11 +129,12 @@ impl<'w> Sim<'w> {
         if self.arm == Arm::Ideal {
             for lesson in &out.ids {
                 let l = self.lesson(lesson).unwrap();
-                let mut yes = prompts.iter().any(|(t, _)| self.relevant(l, repo, *t));
-                if judge::wrong(&id, lesson, judge_error()) {
-                    yes = !yes;
-                }
-                let verdict = if yes { 1 } else { -1 };
+                let truth = prompts.iter().any(|(t, _)| self.relevant(l, repo, *t));
+                let verdict = if judge::verdict(&id, lesson, truth, judge_error()) {
+                    1
+                } else {
+                    -1
+                };
                 *self.here.entry((lesson.clone(), repo)).or_default() += verdict;
                 *self.everywhere.entry(lesson.clone()).or_default() += verdict;
             }

@@ -23,6 +23,12 @@ pub fn wrong(session: &str, item: &str, error_percent: u64) -> bool {
     h % 100 < error_percent
 }
 
+/// The judge's verdict on `item` in `session` when the truth is `relevant`:
+/// the truth, turned round when it is one of the wrong ones.
+pub fn verdict(session: &str, item: &str, relevant: bool, error_percent: u64) -> bool {
+    relevant != wrong(session, item, error_percent)
+}
+
 /// The lessons relevant to `session`, from the truth file (`session<TAB>id,id`).
 pub fn relevant_in(truth: &str, session: &str) -> Vec<String> {
     truth
@@ -49,10 +55,7 @@ pub fn run(truth_path: &str, error_percent: u64) {
     let mut scores = serde_json::Map::new();
     for item in input["items"].as_array().into_iter().flatten() {
         let id = item["id"].as_str().unwrap_or("");
-        let mut yes = relevant.iter().any(|r| r == id);
-        if wrong(session, id, error_percent) {
-            yes = !yes;
-        }
+        let yes = verdict(session, id, relevant.iter().any(|r| r == id), error_percent);
         scores.insert(
             id.to_string(),
             serde_json::json!(if yes { 1.0 } else { -1.0 }),

@@ -469,10 +469,8 @@ impl<'w> Run<'w> {
             Arm::Batch => {}
             Arm::Feedback => {
                 for lesson in &out.ids {
-                    let mut yes = relevant.contains(&lesson.as_str());
-                    if judge::wrong(&id, lesson, judge_error()) {
-                        yes = !yes;
-                    }
+                    let truth = relevant.contains(&lesson.as_str());
+                    let yes = judge::verdict(&id, lesson, truth, judge_error());
                     let verdict = if yes { "--relevant" } else { "--irrelevant" };
                     let done = self.memctl(&["feedback", lesson, verdict]);
                     assert!(done.status.success(), "feedback failed: {done:?}");

@@ -773,22 +773,22 @@ mod tests {
     /// score, not in the evaluator's unit (0.329 and 0.080 there).
     #[test]
     fn the_relevance_pin_reads_the_seeds_own_score() {
+        let one_tag = |score| {
+            evidence([TagEvidence {
+                weight: 1.0,
+                score: Some(score),
+            }])
+        };
         let mut score = TagScore::default();
         for raw in [0.9, 0.9, 0.9, 0.9, -0.5] {
             score = score.record(raw, FEEDBACK_WEIGHT);
         }
         assert!((score.score - 0.6575).abs() < 5e-5, "{}", score.score);
-        let e = evidence([TagEvidence {
-            weight: 1.0,
-            score: Some(score),
-        }]);
+        let e = one_tag(score);
         assert!(auto_pin_by_relevance(e, 5), "{e:?}");
         let score = score.record(-0.5, FEEDBACK_WEIGHT);
         assert!((score.score - 0.1602).abs() < 5e-5, "{}", score.score);
-        let e = evidence([TagEvidence {
-            weight: 1.0,
-            score: Some(score),
-        }]);
+        let e = one_tag(score);
         assert!(auto_unpin(e.avg, false), "{e:?}");
     }
 }
