@@ -6,7 +6,10 @@
 //! - ranking, in process: `Engine::search` (what `memctl search` answers)
 //!   with the semantic tier off (lexical only) and on (fused), and the
 //!   cosine alone for reference: recall@5, recall@10 and MRR, overall and
-//!   per case kind (direct, paraphrase, morphology, unicode, pronoun);
+//!   per case kind (direct, paraphrase, morphology, unicode, pronoun), and
+//!   `hit@2`, the share of cases with a relevant item among the first two:
+//!   the highest hit rate a decision that shows at most two items of this
+//!   order could reach;
 //! - the injected block, end to end: the real `memd serve` with
 //!   `[semantic] enabled = false` and `true`, each prompt sent through the
 //!   real `memctl hook claude UserPromptSubmit` in a fresh session: the
@@ -135,7 +138,13 @@ struct Ranking {
     recall5: f64,
     recall10: f64,
     rr: f64,
+    /// Cases with a relevant item among the first [`CAP`]: the most a
+    /// decision that shows at most that many of this order can hit.
+    within_cap: f64,
 }
+
+/// The decision's cap, for the ranking's ceiling on the hit rate.
+const CAP: usize = memd::engine::relevance::MAX_SHOWN;
 
 impl Ranking {
     fn add(&mut self, ranked: &[String], relevant: &[String]) {
@@ -150,20 +159,20 @@ impl Ranking {
         self.recall1 += within(1);
         self.recall5 += within(5);
         self.recall10 += within(10);
-        self.rr += ranked
-            .iter()
-            .position(|id| relevant.contains(id))
-            .map_or(0.0, |p| 1.0 / (p + 1) as f64);
+        let first = ranked.iter().position(|id| relevant.contains(id));
+        self.rr += first.map_or(0.0, |p| 1.0 / (p + 1) as f64);
+        self.within_cap += f64::from(u8::from(first.is_some_and(|p| p < CAP)));
     }
 
     fn line(&self) -> String {
         let n = self.cases.max(1) as f64;
         format!(
-            "R@1 {:.3}  R@5 {:.3}  R@10 {:.3}  MRR {:.3}  ({} cases)",
+            "R@1 {:.3}  R@5 {:.3}  R@10 {:.3}  MRR {:.3}  hit@{CAP} {:.3}  ({} cases)",
             self.recall1 / n,
             self.recall5 / n,
             self.recall10 / n,
             self.rr / n,
+            self.within_cap / n,
             self.cases
         )
     }

@@ -226,8 +226,16 @@ pub(super) fn explain(
                 n.put("error_type", s.error_type);
                 n.score = Some(s.total());
                 n.say(format!(
-                    "similarity 0.5 x keyword {:.2} + 0.3 x context {:.2} + 0.2 x error type {:.2} = {:.3} (shown at >= {}, at most 3)",
-                    s.keyword, s.context, s.error_type, s.total(), learning::MIN_SIMILARITY
+                    "similarity {} x keyword {:.2} + {} x context {:.2} + {} x error type {:.2} = {:.3} (shown at >= {}, at most {})",
+                    learning::KEYWORD_WEIGHT,
+                    s.keyword,
+                    learning::CONTEXT_WEIGHT,
+                    s.context,
+                    learning::ERROR_TYPE_WEIGHT,
+                    s.error_type,
+                    s.total(),
+                    learning::MIN_SIMILARITY,
+                    learning::MAX_LEARNINGS
                 ));
             }
             if let Some(e) = engine
@@ -254,11 +262,15 @@ pub(super) fn explain(
             n.put("keyword", s.keyword);
             n.score = Some(s.total());
             n.say(format!(
-                "0.4 x recency {:.3} ({hours:.1} h old) + 0.3 x importance {:.1} ({}) + 0.2 x agent {:.0} + 0.1 x keywords {:.2} = {:.3}; the {:?} mode keeps >= {}",
+                "{} x recency {:.3} ({hours:.1} h old) + {} x importance {:.1} ({}) + {} x agent {:.0} + {} x keywords {:.2} = {:.3}; the {:?} mode keeps >= {}",
+                observation::RECENCY_WEIGHT,
                 s.recency,
+                observation::IMPORTANCE_WEIGHT,
                 s.importance,
                 o.kind.as_str(),
+                observation::AGENT_WEIGHT,
                 s.agent,
+                observation::KEYWORD_WEIGHT,
                 s.keyword,
                 s.total(),
                 query.mode,
