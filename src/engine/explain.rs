@@ -444,7 +444,7 @@ fn lesson(
             if judged.explored { "including" } else { "not" }
         ));
     }
-    let on_prompt = !facts.query.task.trim().is_empty();
+    let on_prompt = facts.on_prompt;
     let band = judged.band;
     let shown = Match::of_band(band);
     let assessment = &judged

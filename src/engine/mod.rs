@@ -496,6 +496,29 @@ impl Engine {
         self.slots.iter().flatten()
     }
 
+    /// The live items `sims` matched that `keep_doc` keeps by their
+    /// document and `keep` by themselves, in the order
+    /// [`Engine::live_items`] gives them.
+    pub(crate) fn matched_in_order(
+        &self,
+        sims: &Similarities,
+        keep_doc: impl Fn(DocId) -> bool,
+        keep: impl Fn(&Live) -> bool,
+    ) -> Vec<&Live> {
+        let mut kept: Vec<(u32, &Live)> = sims
+            .matched()
+            .iter()
+            .filter(|&&doc| keep_doc(doc))
+            .filter_map(|&doc| {
+                let slot = *self.doc_slots.get(doc as usize)?;
+                let live = self.slots.get(slot as usize)?.as_ref()?;
+                keep(live).then_some((slot, live))
+            })
+            .collect();
+        kept.sort_unstable_by_key(|&(slot, _)| slot);
+        kept.into_iter().map(|(_, live)| live).collect()
+    }
+
     /// The live item of a text-index document.
     pub(crate) fn live_by_doc(&self, doc: DocId) -> Option<&Live> {
         let slot = *self.doc_slots.get(doc as usize)?;

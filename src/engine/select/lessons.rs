@@ -237,7 +237,7 @@ pub(in crate::engine) fn judge(
     };
     let learned = engine.learned();
     let id = &live.item.id;
-    let on_prompt = !facts.query.task.trim().is_empty();
+    let on_prompt = facts.on_prompt;
     let pinned = manual || (context.knows(live) && learned.is_pinned(id, &facts.tags));
     let gate = if gated {
         match &live.item.body {
@@ -316,7 +316,7 @@ pub(super) fn lessons(
 ) -> Noted {
     let learned = engine.learned();
     let context = Context::new(engine, facts);
-    let on_prompt = !facts.query.task.trim().is_empty();
+    let on_prompt = facts.on_prompt;
     let mut pool = Vec::new();
     let mut held_back = Vec::new();
     // At session start, a lesson no automatic pin names is passed over by

@@ -61,6 +61,8 @@ fn by_score_then_sim<T>(a: &(T, f64, f64, &Arc<Item>), b: &(T, f64, f64, &Arc<It
 /// Everything derived from the query once.
 pub(super) struct QueryFacts<'q> {
     pub(super) query: &'q Query,
+    /// Whether the query has a task (a prompt), not a session start.
+    pub(super) on_prompt: bool,
     /// Items the session has already been shown.
     pub(super) exclude: &'q HashSet<String>,
     pub(super) rubric: RubricContext,
@@ -186,6 +188,7 @@ impl<'q> QueryFacts<'q> {
             }
         }
         QueryFacts {
+            on_prompt: !query.task.trim().is_empty(),
             product_bit: rubric.product.as_deref().map_or(0, bit),
             tag_bits: mask(&tags),
             agent_bit: agent.as_deref().map_or(0, bit),
@@ -291,7 +294,27 @@ pub(super) fn select_with(
     let scope = engine.scope_of(query);
     let task = task::Task::new(sims, candidates);
     let mut by_kind = ByKind::default();
-    for live in engine.live_items() {
+    // On a prompt a lesson is a candidate only with a task band, which
+    // only a lesson the prompt matched can have: those come from the
+    // matches, in the order of the pass over every item below, so a
+    // lesson-heavy corpus is not passed over whole on every prompt.
+    let lessons_matched = facts.on_prompt;
+    if lessons_matched && facts.wants(Kind::Lesson) {
+        by_kind.lessons = engine.matched_in_order(
+            sims,
+            |doc| task.band_of(doc) > 0,
+            |live| {
+                live.kind == Kind::Lesson && (live.scope == GLOBAL || engine.visible(live, scope))
+            },
+        );
+    }
+    // Then the other kinds: nothing to pass over when the knowledge holds
+    // only lessons (and learnings, which seed 003 finds by their words).
+    let others = Kind::ALL
+        .iter()
+        .any(|&k| !matches!(k, Kind::Lesson | Kind::Learning) && engine.has(k));
+    let pass_over_all = others || !lessons_matched;
+    for live in engine.live_items().take_while(|_| pass_over_all) {
         if live.scope != GLOBAL && !engine.visible(live, scope) {
             continue;
         }
@@ -300,6 +323,7 @@ pub(super) fn select_with(
             Kind::AntiPattern => &mut by_kind.anti_patterns,
             Kind::Gotcha => &mut by_kind.gotchas,
             Kind::Experience => &mut by_kind.experience,
+            Kind::Lesson if lessons_matched => continue,
             Kind::Lesson => &mut by_kind.lessons,
             Kind::Learning => continue,
             Kind::Observation => &mut by_kind.observations,

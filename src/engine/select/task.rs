@@ -13,6 +13,7 @@
 use crate::engine::Live;
 use crate::scoring::rubric::task_points;
 use crate::text::bm25::Similarities;
+use crate::text::DocId;
 
 use super::decision::Candidates;
 
@@ -49,7 +50,12 @@ impl<'a> Task<'a> {
     /// instead, learning moved the learning bench's precision of shown
     /// lessons by +0.025 over learning off, with these by +0.075.
     pub(in crate::engine) fn band(&self, live: &Live) -> u8 {
-        task_points(self.similarity(live))
+        self.band_of(live.doc)
+    }
+
+    /// [`Task::band`] of the item of text-index document `doc`.
+    pub(in crate::engine) fn band_of(&self, doc: DocId) -> u8 {
+        task_points(f64::from(self.sims.get(doc)))
     }
 
     /// Seed 000's task dimension A of `live`: 0..=3.
