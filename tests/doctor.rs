@@ -198,3 +198,48 @@ fn doctor_catches_each_broken_link_with_its_fix() {
         "{shown}"
     );
 }
+
+/// The README's quick start: no `roots` in the configuration, so memd
+/// reads its defaults (`~/.claude/memory`, where the examples were copied,
+/// and `<data dir>/knowledge`, which nothing has created yet). memd makes
+/// its own directory, private, and doctor finds every root.
+#[test]
+fn the_default_roots_pass_doctor_on_a_new_machine() {
+    use std::os::unix::fs::PermissionsExt;
+    let sandbox = Sandbox::new();
+    std::fs::write(sandbox.config(), "# the defaults\n").unwrap();
+    let home = home(&sandbox);
+    let memory = home.join(".claude/memory");
+    std::fs::create_dir_all(&memory).unwrap();
+    std::fs::write(
+        memory.join("gotchas.yaml"),
+        common::gotcha("G-1", "database pool"),
+    )
+    .unwrap();
+    let socket = sandbox.dir.path().join("run").join("memd.sock");
+    let data_dir = sandbox.dir.path().join("data");
+    let mut cmd = common::memd();
+    common::serve_args(&mut cmd, &sandbox, &data_dir, &socket)
+        .env("HOME", &home)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null());
+    let daemon = common::Daemon {
+        child: cmd.spawn().expect("memd serve starts"),
+        socket,
+        data_dir: data_dir.clone(),
+    };
+    daemon.wait_ready();
+    let own = data_dir.join("knowledge");
+    let mode = std::fs::metadata(&own)
+        .expect("memd made it")
+        .permissions()
+        .mode();
+    assert_eq!(mode & 0o777, 0o700);
+    install(&sandbox, &home, &daemon.socket);
+    let (code, shown) = doctor(&sandbox, &home, &daemon.socket);
+    assert_eq!(code, Some(0), "{shown}");
+    assert!(
+        shown.contains("ok   knowledge roots: 2 roots, 1 files"),
+        "{shown}"
+    );
+}

@@ -161,6 +161,22 @@ fn prepare_data_dir(dir: &Path) -> Result<(), DaemonError> {
         .map_err(|e| io("cannot use the data directory", dir)(std::io::Error::other(e.to_string())))
 }
 
+/// Creates memd's own knowledge directory (`<data dir>/knowledge`, a
+/// default root) private to the user when it is a root and absent, so a
+/// new setup has no missing root and what is written there later is
+/// watched from the start. Any other root is the user's to create. A
+/// failure is logged: the root is then reported missing, as before.
+fn prepare_own_root(config: &Config) {
+    let own = config.data_dir.join("knowledge");
+    let absent =
+        std::fs::symlink_metadata(&own).is_err_and(|e| e.kind() == std::io::ErrorKind::NotFound);
+    if absent && config.roots.contains(&own) {
+        if let Err(err) = crate::safe_file::own_dir(&own, 0o700, false) {
+            tracing::warn!("cannot create memd's knowledge directory: {err}");
+        }
+    }
+}
+
 /// Says loudly what opening the store had to do.
 fn report_store(report: &crate::store::OpenReport) {
     if let Some(why) = &report.rebuilt {
@@ -281,6 +297,7 @@ pub fn run(options: ServeOptions) -> Result<(), DaemonError> {
         std::fs::remove_file(&socket).map_err(io("cannot remove the stale socket", &socket))?;
     }
     prepare_data_dir(&config.data_dir)?;
+    prepare_own_root(&config);
     let db_path = config.data_dir.join("memd.redb");
     let (store, report) = match Store::open(&db_path) {
         Ok(opened) => opened,
