@@ -10,6 +10,8 @@
 //!   fusion with the lexical similarity.
 //! - [`scoring`]: the five pure scoring policies, one per seed document.
 //! - [`engine`]: the in-memory knowledge base, selection per kind.
+//! - [`learning`]: learning from use: seed 001's rule, the learned state
+//!   and its journal, the session audit.
 //! - [`render`]: the injection block in the seeds' formats, within budget.
 //! - [`store`]: redb persistence of files, items, projects, learned state.
 //! - [`evaluate`]: transcripts (Claude Code, Codex CLI) and judges for the
@@ -35,6 +37,8 @@ pub mod engine;
 pub mod evaluate;
 #[cfg(feature = "daemon")]
 pub mod knowledge;
+#[cfg(feature = "daemon")]
+pub mod learning;
 #[cfg(feature = "daemon")]
 pub mod render;
 #[cfg(feature = "daemon")]

@@ -22,9 +22,9 @@ use redb::{Database, ReadableDatabase, ReadableTable, TableDefinition};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
-use crate::engine::{Judgement, Pin};
 use crate::knowledge::{Diagnostic, FileKind, Item};
-use crate::scoring::tag_relevance::{TagScore, EMA_ALPHA};
+use crate::learning::tag_relevance::{TagScore, EMA_ALPHA};
+use crate::learning::{Judgement, Pin, SessionAudit};
 
 /// redb's page cache. The store is read once at start-up and written a
 /// file at a time, so a small cache costs nothing and keeps the daemon's
@@ -121,37 +121,6 @@ fn unseal<'a>(key: &str, bytes: &'a [u8]) -> Option<&'a [u8]> {
 /// A stored value decoded, if it verifies and decodes.
 fn open<T: serde::de::DeserializeOwned>(key: &str, bytes: &[u8]) -> Option<T> {
     postcard::from_bytes(unseal(key, bytes)?).ok()
-}
-
-/// One agent session as audited (seed 001's `session_audit`).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct SessionAudit {
-    /// Items shown, in order, each once.
-    pub shown: Vec<String>,
-    /// The environment tags of the session's queries.
-    pub tags: Vec<String>,
-    pub repo: Option<String>,
-    /// The transcript, when the hook knows it.
-    pub transcript: Option<String>,
-    /// The session ended: ready for evaluation.
-    pub ended: bool,
-    /// Transcript bytes already evaluated.
-    pub evaluated_bytes: u64,
-    /// Evaluated since it last changed.
-    pub processed: bool,
-    /// Unix seconds of the last change.
-    pub updated_at: i64,
-    /// How many of `shown`, from the first, have been judged: an item is
-    /// judged once, by the first evaluation after it was shown.
-    pub judged: u32,
-    /// The mark ([`crate::evaluate::prompt_mark`]) of the prompt each item
-    /// was shown on; items shown at session start have none. The built-in
-    /// judge reads only what the agent did after that prompt.
-    pub shown_on: std::collections::BTreeMap<String, u64>,
-    /// The items shown on a prompt they matched only in passing
-    /// ([`crate::engine::Match::Weak`]): a verdict on them counts only for
-    /// showings like it.
-    pub weak: Vec<String>,
 }
 
 /// A session audit as stored before it kept the items shown on a weak
@@ -330,7 +299,7 @@ fn decode_tag_score(bytes: &[u8]) -> Option<TagScore> {
 #[derive(Debug, Default)]
 pub struct LearnedWrite<'a> {
     pub tag_scores: Vec<(&'a str, &'a str, TagScore)>,
-    pub applications: Vec<(&'a str, &'a crate::engine::Applications)>,
+    pub applications: Vec<(&'a str, &'a crate::learning::Applications)>,
     /// An item's automatic pins, all of them (empty: none).
     pub pins: Vec<(&'a str, &'a [Pin])>,
     pub matches: Vec<(&'a str, &'a str, u32)>,
@@ -834,7 +803,7 @@ impl Store {
     /// The judgements applied to `item`, in order, with their sequence
     /// numbers. Entries that do not verify or decode are skipped: the caller
     /// checks the journal against the scores before relying on it
-    /// ([`crate::engine::Learned::replays_to_current`]).
+    /// ([`crate::learning::Learned::replays_to_current`]).
     pub fn journal(&self, item: &str) -> Result<Vec<(u64, Judgement)>, StoreError> {
         self.run(|db| {
             let txn = db.begin_read()?;
@@ -863,9 +832,9 @@ impl Store {
 
     /// Everything learned, for the engine. Values that do not verify or
     /// decode are skipped.
-    pub fn learned(&self) -> Result<crate::engine::Learned, StoreError> {
+    pub fn learned(&self) -> Result<crate::learning::Learned, StoreError> {
         self.run(|db| {
-            let mut learned = crate::engine::Learned::default();
+            let mut learned = crate::learning::Learned::default();
             let txn = db.begin_read()?;
             let split = |key: &str| {
                 key.split_once(KEY_SEP)

@@ -308,7 +308,7 @@ pub fn learn(
                 3
             };
             let raw = if rng.below(10) < helps { 1.0 } else { -1.0 };
-            let shown = memd::engine::Match::among(&answered.weak, lesson);
+            let shown = memd::learning::Match::among(&answered.weak, lesson);
             learned.judge(lesson, own, &q.tags, shown, raw, 1.0);
         }
     }
@@ -321,10 +321,14 @@ pub fn learn(
         for id in ids {
             let e = learned.evidence(&id, &q.tags);
             if e.avg > 0.6 && e.evals >= 5.0 && !learned.is_pinned(&id, &q.tags) {
-                learned.pins.entry(id).or_default().push(memd::engine::Pin {
-                    manual: false,
-                    tags: q.tags.clone(),
-                });
+                learned
+                    .pins
+                    .entry(id)
+                    .or_default()
+                    .push(memd::learning::Pin {
+                        manual: false,
+                        tags: q.tags.clone(),
+                    });
             }
         }
     }

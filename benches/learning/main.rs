@@ -63,8 +63,8 @@ use support::{hook_context, memctl_path, memd_serve};
 use corpus::Rng;
 use memd::config::Config;
 use memd::engine::{Engine, GLOBAL};
+use memd::learning::tag_relevance::{ema, MIN_EVALS_FOR_FILTER, NEGATIVE_SCORE_THRESHOLD};
 use memd::scoring::lesson::MAX_LESSONS;
-use memd::scoring::tag_relevance::{ema, MIN_EVALS_FOR_FILTER, NEGATIVE_SCORE_THRESHOLD};
 use serde_json::{json, Value};
 use world::{Lesson, Repo, Team};
 

@@ -6,8 +6,8 @@
 //! - [`hook`], [`env_tags`], [`activity`]: what the agents' hooks run.
 //! - [`mcp`]: `memctl mcp`, the agent's tools over MCP (the only command
 //!   that starts an async runtime).
-//! - [`install`], [`doctor`]: setting the agents up, and checking it.
-//! - [`print`]: replies as text.
+//! - [`install`](mod@install), [`doctor`](mod@doctor): setting the agents up, and checking it.
+//! - [`print`](mod@print): replies as text.
 
 /// `print!` that never panics: a closed or full stdout (the reader went
 /// away) is not a reason for memctl, or a hook, to fail.

@@ -17,7 +17,8 @@ use super::learning;
 use super::recorder::{Recorder, Shown};
 use super::state::{LastShown, Shared};
 use super::watch::Message;
-use crate::engine::{Answered, Application, Match};
+use crate::engine::Answered;
+use crate::learning::{Application, Match};
 use crate::store::Store;
 
 /// How long a request waits for the indexer (reload, project registration).
@@ -209,7 +210,7 @@ impl Handler {
         let tags: Vec<String> = query
             .tags
             .iter()
-            .filter_map(|t| crate::engine::workspace_tag(t))
+            .filter_map(|t| crate::learning::workspace_tag(t))
             .collect();
         let mut new_session = false;
         let session = session_id.map(|id| {

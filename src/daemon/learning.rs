@@ -7,16 +7,17 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use crate::engine::{
-    Application, Applications, Judgement, Learned, Match, Pin, PinChange, WEAK_MATCH,
-};
 use crate::evaluate::{transcript, Judge, JudgeInput, ShownItem};
 use crate::knowledge::view;
+use crate::learning::tag_relevance::{TagScore, EVALUATOR_WEIGHT, FEEDBACK_WEIGHT};
+use crate::learning::{
+    Application, Applications, Judgement, Learned, LearnedMap, Match, Pin, PinChange, SessionAudit,
+    WEAK_MATCH,
+};
 use crate::protocol::{
     ErrorKind, EvaluateReport, LogEntry, Reply, Response, SessionEvaluation, TagLine,
 };
-use crate::scoring::tag_relevance::{TagScore, EVALUATOR_WEIGHT, FEEDBACK_WEIGHT};
-use crate::store::{LearnedWrite, SessionAudit, Store};
+use crate::store::{LearnedWrite, Store};
 
 use super::state::Shared;
 
@@ -100,7 +101,7 @@ pub fn feedback(
     } else {
         let given: Vec<String> = tags
             .iter()
-            .filter_map(|t| crate::engine::workspace_tag(t))
+            .filter_map(|t| crate::learning::workspace_tag(t))
             .collect();
         if given.is_empty() {
             return Response::error(
@@ -206,10 +207,7 @@ fn log_pin_changes(id: &str, changes: &[PinChange]) {
     }
 }
 
-type Before = (
-    Option<crate::engine::LearnedMap<String, TagScore>>,
-    Option<Vec<Pin>>,
-);
+type Before = (Option<LearnedMap<String, TagScore>>, Option<Vec<Pin>>);
 
 fn restore(learned: &mut Learned, id: &str, before: Before) {
     match before.0 {
@@ -291,15 +289,14 @@ pub fn entry(engine: &crate::engine::Engine, id: &str) -> LogEntry {
     let item = find(engine, id);
     // A tag's weak-match evidence is listed where verdicts on weak matches
     // made it differ from the tag's own (every other verdict updates both).
-    let same_as_plain =
-        |scores: &crate::engine::LearnedMap<String, TagScore>, tag: &str, s: &TagScore| {
-            tag.strip_prefix(WEAK_MATCH)
-                .and_then(|plain| scores.get(plain))
-                .is_some_and(|p| {
-                    (p.score, p.positive, p.negative, p.trial)
-                        == (s.score, s.positive, s.negative, s.trial)
-                })
-        };
+    let same_as_plain = |scores: &LearnedMap<String, TagScore>, tag: &str, s: &TagScore| {
+        tag.strip_prefix(WEAK_MATCH)
+            .and_then(|plain| scores.get(plain))
+            .is_some_and(|p| {
+                (p.score, p.positive, p.negative, p.trial)
+                    == (s.score, s.positive, s.negative, s.trial)
+            })
+    };
     let mut tags: Vec<TagLine> = learned
         .tag_scores(id)
         .map(|scores| {

@@ -13,7 +13,8 @@ use std::sync::mpsc::{self, Receiver, SyncSender, TrySendError};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crate::store::{LearnedWrite, SessionAudit, Store};
+use crate::learning::SessionAudit;
+use crate::store::{LearnedWrite, Store};
 
 use super::state::Shared;
 

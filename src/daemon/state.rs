@@ -8,8 +8,8 @@ use std::sync::{Mutex, MutexGuard, RwLock, RwLockReadGuard, RwLockWriteGuard};
 use std::time::Instant;
 
 use crate::engine::{Engine, ScopeId};
+use crate::learning::SessionAudit;
 use crate::protocol::{HookCall, Latency, ReindexReport};
-use crate::store::SessionAudit;
 
 /// How a root is watched.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -162,7 +162,7 @@ pub struct LastShown {
     /// The query's tags.
     pub tags: Vec<String>,
     /// How well it matched that query's prompt.
-    pub shown: crate::engine::Match,
+    pub shown: crate::learning::Match,
 }
 
 /// The state shared by the indexer and the connections.

@@ -5,17 +5,18 @@ use std::collections::{BTreeMap, HashSet};
 
 use crate::knowledge::item::Confidence;
 use crate::knowledge::Body;
+use crate::learning::tag_relevance::{self, Scope, TagVerdict};
 use crate::protocol::{Explanation, Query};
 use crate::scoring::lesson::{self, MIN_TASK_SIMILARITY};
 use crate::scoring::rubric::{self, score_anti_pattern};
-use crate::scoring::tag_relevance::{self, Scope, TagVerdict};
 use crate::scoring::{exemplar, learning, observation};
 use crate::time::{format_instant, SECS_PER_DAY, SECS_PER_HOUR};
 
 use super::features::Features;
 use super::select::task::Task;
 use super::select::{self, decision, drafting, gotcha_match, lessons, QueryFacts};
-use super::{query_now, Engine, Match, QueryError, WEAK_MATCH};
+use super::{query_now, Engine, QueryError};
+use crate::learning::{Match, WEAK_MATCH};
 
 /// Seed 000's task cut-offs, as the explanation says them.
 fn cutoffs() -> String {

@@ -15,12 +15,10 @@
 //!   `[query] decide`) the one decision across kinds on a prompt.
 //! - [`relevance`]: the estimate that decision reads, and its constants.
 //! - `explain`: why an item is or is not shown.
-//! - `learned`: what memd learned of each item, per context.
 //! - `features`: what the scorers need of an item, computed once.
 
 mod explain;
 mod features;
-mod learned;
 pub mod relevance;
 mod select;
 
@@ -38,10 +36,7 @@ use crate::protocol::{Answer, Explanation, Kind, Query, SearchHit};
 use crate::semantic::{Model, Semantic, Vector};
 use crate::text::{DocId, Field, Similarities, TextIndex};
 
-pub use learned::{
-    context_key, workspace_tag, Application, Applications, HashMap as LearnedMap, Judgement,
-    Learned, Match, Pin, PinChange, WEAK_MATCH,
-};
+use crate::learning::{Learned, Match};
 
 /// Which queries see a file's items: [`GLOBAL`], or a registered project.
 pub type ScopeId = u32;

@@ -2,8 +2,9 @@
 //! with its constants named once:
 //!
 //! - [`rubric`]: seed 000, patterns (A-E), anti-patterns (A + C), gotchas.
-//! - [`lesson`] and [`tag_relevance`]: seed 001, the structural gate, RRF,
-//!   the per-tag EMA, filter-or-boost and auto-pin.
+//! - [`lesson`]: seed 001, the structural gate and RRF; its per-tag EMA,
+//!   filter-or-boost and auto-pin are learning's
+//!   ([`crate::learning::tag_relevance`]).
 //! - [`observation`]: seed 002, recency + importance + agent + keywords.
 //! - [`learning`]: seed 003, keyword/context/error-type similarity and the
 //!   effectiveness EMA.
@@ -15,4 +16,3 @@ pub mod learning;
 pub mod lesson;
 pub mod observation;
 pub mod rubric;
-pub mod tag_relevance;

@@ -10,15 +10,15 @@
 
 use std::cmp::Ordering;
 
-use crate::engine::learned::{Assessment, SeenTags};
 use crate::knowledge::Body;
+use crate::learning::state::{Assessment, SeenTags};
+use crate::learning::tag_relevance::{Evidence, TagVerdict};
 use crate::render::{Entry, Note, Section};
 use crate::scoring::lesson::GateContext;
 use crate::scoring::lesson::{
     self, explores_another_stack_at, prompt_order, PromptRank, MAX_LESSONS, MAX_PINNED,
     PROBATION_MIN_TASK_POINTS, PROBATION_SHOW_TASK_POINTS,
 };
-use crate::scoring::tag_relevance::{Evidence, TagVerdict};
 
 use super::task::Task;
 use super::{dims, entry, top_k, QueryFacts};
@@ -99,7 +99,7 @@ pub(in crate::engine) struct Judged {
     /// Its learned evidence, once the gate and the pin let it that far
     /// and something was learned about it ([`Context::assess`]); without
     /// it, nothing was: no evidence either way, kept with no boost (as
-    /// [`crate::engine::learned::Learned::nothing_learned`] says). Boxed:
+    /// [`crate::learning::Learned::nothing_learned`] says). Boxed:
     /// most lessons have none, and a judgement is made for every lesson a
     /// prompt matches.
     pub(in crate::engine) assessment: Option<Box<Assessment>>,
@@ -153,7 +153,7 @@ pub(in crate::engine) struct Context<'a> {
     /// The workspace's tags' [`lesson::tag_hash`]es.
     tag_hashes: Vec<u64>,
     /// The spreads of the items something was learned about
-    /// ([`crate::engine::learned::Learned::learned_spreads`]).
+    /// ([`crate::learning::Learned::learned_spreads`]).
     learned: rustc_hash::FxHashSet<u64>,
 }
 

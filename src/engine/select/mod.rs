@@ -113,7 +113,7 @@ impl<'q> QueryFacts<'q> {
         let tags: Vec<String> = query
             .tags
             .iter()
-            .filter_map(|t| crate::engine::workspace_tag(t))
+            .filter_map(|t| crate::learning::workspace_tag(t))
             .collect();
         // Each word once, in order of appearance.
         let mut seen_words = rustc_hash::FxHashSet::default();

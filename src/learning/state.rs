@@ -11,12 +11,12 @@ pub type HashMap<K, V> = rustc_hash::FxHashMap<K, V>;
 
 use serde::{Deserialize, Serialize};
 
-use crate::scoring::learning::update_effectiveness;
-use crate::scoring::tag_relevance::{
+use crate::learning::tag_relevance::{
     auto_pin_by_matches, auto_pin_by_relevance, auto_unpin, evidence, tag_weight, verdict,
     verdict_scoped, Evidence, Scope, TagEvidence, TagScore, TagVerdict,
     MIN_CONTEXTS_FOR_EVERYWHERE,
 };
+use crate::scoring::learning::update_effectiveness;
 
 /// How well an item matched the prompt it was shown on, which decides the
 /// showings a verdict on it speaks for (memd, not the seed). A lesson shown

@@ -1,0 +1,31 @@
+//! Learning from use: what memd makes of each verdict on an item it showed,
+//! and what it keeps of them. The map:
+//!
+//! - [`tag_relevance`]: seed 001's rule as pure functions with its
+//!   constants named once: the per-tag EMA and its clamp, the evaluator's
+//!   and direct feedback's weights, the evidence over a context's tags,
+//!   filter-or-boost, and the pins (by relevance, by match count, the
+//!   unpin). Where memd departs from the seed's literal rule, its doc says
+//!   why.
+//! - [`state`]: the learned state the scorers read ([`Learned`]): per
+//!   (item, tag) scores, weak-match evidence, pins and match counts, seed
+//!   003's applications, the sessions seen per tag, and the journal of
+//!   verdicts that the state can be replayed from. Its transitions are
+//!   pure; the daemon persists what they return.
+//! - [`audit`]: one agent session as audited ([`SessionAudit`], seed 001's
+//!   `session_audit`): what was shown, with which tags, on which prompt,
+//!   and how much of it was judged.
+//!
+//! The daemon's side (committing a verdict to the store, the evaluator's
+//! loop, `memctl log` and `export`) is in `crate::daemon::learning`; what
+//! queries show is recorded by `crate::daemon::recorder`.
+
+pub mod audit;
+pub mod state;
+pub mod tag_relevance;
+
+pub use audit::SessionAudit;
+pub use state::{
+    context_key, workspace_tag, Application, Applications, HashMap as LearnedMap, Judgement,
+    Learned, Match, Pin, PinChange, WEAK_MATCH,
+};
