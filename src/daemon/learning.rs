@@ -11,8 +11,8 @@ use crate::evaluate::{transcript, Judge, JudgeInput, ShownItem};
 use crate::knowledge::view;
 use crate::learning::tag_relevance::{TagScore, EVALUATOR_WEIGHT, FEEDBACK_WEIGHT};
 use crate::learning::{
-    Application, Applications, Judgement, Learned, LearnedMap, Match, Pin, PinChange, SessionAudit,
-    WEAK_MATCH,
+    Application, Applications, Judgement, LearnedMap, Match, Pin, PinChange, SessionAudit,
+    Transaction, WEAK_MATCH,
 };
 use crate::protocol::{
     ErrorKind, EvaluateReport, LogEntry, Reply, Response, SessionEvaluation, TagLine,
@@ -114,33 +114,19 @@ pub fn feedback(
     let raw = if relevant { 1.0 } else { -1.0 };
     let mut k = shared.write();
     let own = k.engine.own_tags(id);
-    let learned = k.engine.learned_mut();
-    let before = (
-        learned.tag_relevance.get(id).cloned(),
-        learned.pins.get(id).cloned(),
-    );
-    let judged = learned.judged_tags(&own, &tags, shown);
-    let (updated, changes) = learned.judge(id, &own, &tags, shown, raw, FEEDBACK_WEIGHT);
-    let changed: Vec<String> = if changes.is_empty() {
-        Vec::new()
-    } else {
-        vec![id.to_string()]
-    };
-    let pin_state = PinState::of(learned, &changed);
+    let mut tx = Transaction::new(k.engine.learned_mut());
+    let judged = tx.learned().judged_tags(&own, &tags, shown);
+    let (_, changes) = tx
+        .item(id)
+        .judge(id, &own, &tags, shown, raw, FEEDBACK_WEIGHT);
     let judgement = Judgement {
         session: None,
         tags: judged,
         raw,
         weight: FEEDBACK_WEIGHT,
     };
-    let mut write = LearnedWrite {
-        tag_scores: updated.iter().map(|(t, s)| (id, t.as_str(), *s)).collect(),
-        journal: vec![(id, None, &judgement)],
-        ..LearnedWrite::default()
-    };
-    pin_state.add_to(&mut write);
-    if let Err(err) = store.write_learned(&write) {
-        restore(learned, id, before);
+    tx.journal(id, None, judgement.clone());
+    if let Err(err) = tx.commit(|write| store.write_learned(write)) {
         return internal(err);
     }
     tracing::info!(
@@ -155,45 +141,6 @@ pub fn feedback(
     Response::ok(Reply::Judged(entry(&k.engine, id)))
 }
 
-/// The pins and match counts of items whose pins changed, to be stored.
-struct PinState {
-    pins: Vec<(String, Vec<Pin>)>,
-    matches: Vec<(String, String, u32)>,
-}
-
-impl PinState {
-    fn of(learned: &Learned, changed: &[String]) -> PinState {
-        let pins = changed
-            .iter()
-            .map(|item| (item.clone(), learned.pins_of(item).to_vec()))
-            .collect();
-        let matches = changed
-            .iter()
-            .flat_map(|item| {
-                learned
-                    .matches
-                    .get(item)
-                    .into_iter()
-                    .flatten()
-                    .map(move |(c, n)| (item.clone(), c.clone(), *n))
-            })
-            .collect();
-        PinState { pins, matches }
-    }
-
-    /// Adds them to a write.
-    fn add_to<'a>(&'a self, write: &mut LearnedWrite<'a>) {
-        write
-            .pins
-            .extend(self.pins.iter().map(|(i, p)| (i.as_str(), p.as_slice())));
-        write.matches.extend(
-            self.matches
-                .iter()
-                .map(|(i, c, n)| (i.as_str(), c.as_str(), *n)),
-        );
-    }
-}
-
 fn log_pin_changes(id: &str, changes: &[PinChange]) {
     for change in changes {
         match change {
@@ -205,19 +152,6 @@ fn log_pin_changes(id: &str, changes: &[PinChange]) {
             }
         }
     }
-}
-
-type Before = (Option<LearnedMap<String, TagScore>>, Option<Vec<Pin>>);
-
-fn restore(learned: &mut Learned, id: &str, before: Before) {
-    match before.0 {
-        Some(scores) => learned.tag_relevance.insert(id.to_string(), scores),
-        None => learned.tag_relevance.remove(id),
-    };
-    match before.1 {
-        Some(pins) => learned.pins.insert(id.to_string(), pins),
-        None => learned.pins.remove(id),
-    };
 }
 
 /// An application of `id` (seed 003).
@@ -234,24 +168,19 @@ pub fn track(shared: &Shared, store: &Store, id: &str, application: Application)
     if find(&k.engine, id).is_none() {
         return unknown(id);
     }
-    let mut applications: Applications = k.engine.learned().applications(id);
+    let mut tx = Transaction::new(k.engine.learned_mut());
+    let learned = tx.item(id);
+    let mut applications: Applications = learned.applications(id);
     applications.record(application);
-    let write = LearnedWrite {
-        applications: vec![(id, &applications)],
-        ..LearnedWrite::default()
-    };
-    if let Err(err) = store.write_learned(&write) {
-        return internal(err);
-    }
     let reply = Reply::Tracked {
         id: id.to_string(),
         times_applied: applications.times_applied,
         effectiveness: applications.effectiveness,
     };
-    k.engine
-        .learned_mut()
-        .applications
-        .insert(id.to_string(), applications);
+    learned.applications.insert(id.to_string(), applications);
+    if let Err(err) = tx.commit(|write| store.write_learned(write)) {
+        return internal(err);
+    }
     Response::ok(reply)
 }
 
@@ -744,15 +673,14 @@ fn commit_session(
     if audit.updated_at == done.seen && audit.judged as usize == audit.shown.len() {
         audit.processed = true;
     }
-    let mut scratch = k.engine.learned().clone();
-    let mut tag_scores = Vec::new();
-    let mut removed = Vec::new();
-    let mut journal = Vec::new();
-    let mut dropped = Vec::new();
-    let mut changed = Vec::new();
+    let owns: Vec<Vec<String>> = scores
+        .into_iter()
+        .flatten()
+        .map(|(item, _)| k.engine.own_tags(item))
+        .collect();
+    let mut tx = Transaction::new(k.engine.learned_mut());
     let mut added_not_replaced = Vec::new();
-    for (item, raw) in scores.into_iter().flatten() {
-        let own = k.engine.own_tags(item);
+    for ((item, raw), own) in scores.into_iter().flatten().zip(&owns) {
         let shown = Match::among(&audit.weak, item);
         let new = |updated: &[String]| Judgement {
             session: Some(id.to_string()),
@@ -769,16 +697,16 @@ fn commit_session(
         let all: Vec<Judgement> = entries.iter().map(|(_, j)| j.clone()).collect();
         // Judged only before weak matches were kept apart: its weak-match
         // evidence is what its journal replays to.
-        let seeded = scratch.seed_weak(item);
-        tag_scores.extend(seeded.into_iter().map(|(t, s)| (item.clone(), t, s)));
-        let names = scratch.judged_tags(&own, tags, shown);
-        let changes = if earlier.is_empty() || !scratch.replays_to_current(item, &all) {
+        tx.item(item).seed_weak(item);
+        let names = tx.learned().judged_tags(own, tags, shown);
+        let changes = if earlier.is_empty() || !tx.learned().replays_to_current(item, &all) {
             if !earlier.is_empty() {
                 added_not_replaced.push(item.clone());
             }
-            let (updated, changes) = scratch.judge(item, &own, tags, shown, *raw, EVALUATOR_WEIGHT);
-            journal.push((item.clone(), None, new(&names)));
-            tag_scores.extend(updated.into_iter().map(|(t, s)| (item.clone(), t, s)));
+            let (_, changes) = tx
+                .item(item)
+                .judge(item, own, tags, shown, *raw, EVALUATOR_WEIGHT);
+            tx.journal(item, None, new(&names));
             changes
         } else {
             // The new verdict takes the first earlier one's place; the
@@ -797,44 +725,17 @@ fn commit_session(
                     }
                 })
                 .collect();
-            let (updated, changes) = scratch.rejudge(item, &replayed, tags);
-            for (tag, score) in updated {
-                match score {
-                    Some(s) => tag_scores.push((item.clone(), tag, s)),
-                    None => removed.push((item.clone(), tag)),
-                }
+            let (_, changes) = tx.item(item).rejudge(item, &replayed, tags);
+            for &seq in &earlier {
+                tx.drop_journal(item, seq);
             }
-            dropped.extend(earlier.iter().map(|seq| (item.clone(), *seq)));
-            journal.push((item.clone(), Some(earlier[0]), judgement));
+            tx.journal(item, Some(earlier[0]), judgement);
             changes
         };
         log_pin_changes(item, &changes);
-        if !changes.is_empty() {
-            changed.push(item.clone());
-        }
     }
-    let pin_state = PinState::of(&scratch, &changed);
-    let mut write = LearnedWrite {
-        tag_scores: tag_scores
-            .iter()
-            .map(|(i, t, s)| (i.as_str(), t.as_str(), *s))
-            .collect(),
-        tag_scores_removed: removed
-            .iter()
-            .map(|(i, t)| (i.as_str(), t.as_str()))
-            .collect(),
-        journal_removed: dropped.iter().map(|(i, seq)| (i.as_str(), *seq)).collect(),
-        journal: journal
-            .iter()
-            .map(|(i, at, j)| (i.as_str(), *at, j))
-            .collect(),
-        sessions: vec![(id, &audit)],
-        ..LearnedWrite::default()
-    };
-    pin_state.add_to(&mut write);
-    store.write_learned(&write)?;
-    let learned = k.engine.learned_mut();
-    *learned = scratch;
+    tx.session(id, audit.clone());
+    tx.commit(|write| store.write_learned(write))?;
     drop(k);
     sessions.insert(id.to_string(), audit);
     Ok(added_not_replaced)

@@ -13,7 +13,7 @@ use std::sync::mpsc::{self, Receiver, SyncSender, TrySendError};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crate::learning::SessionAudit;
+use crate::learning::{SessionAudit, Transaction};
 use crate::store::{LearnedWrite, Store};
 
 use super::state::Shared;
@@ -190,12 +190,19 @@ pub fn record(shared: &Shared, store: &Store, batch: Vec<Shown>) {
     // every other audit write: a later change (an evaluation, a session
     // end) can never be overwritten in the store by an older one.
     let sessions = shared.sessions();
+    let owns: Vec<Vec<Vec<String>>> = batch
+        .iter()
+        .map(|shown| {
+            shown
+                .held_back
+                .iter()
+                .map(|l| k.engine.own_tags(l))
+                .collect()
+        })
+        .collect();
+    let mut tx = Transaction::new(k.engine.learned_mut());
     let mut audits: BTreeMap<String, SessionAudit> = BTreeMap::new();
-    let mut contexts = BTreeMap::new();
-    let mut aged = Vec::new();
-    let mut counts = Vec::new();
-    let mut pinned = BTreeMap::new();
-    for shown in batch {
+    for (shown, owns) in batch.into_iter().zip(owns) {
         let Shown {
             session,
             new_session,
@@ -204,49 +211,28 @@ pub fn record(shared: &Shared, store: &Store, batch: Vec<Shown>) {
             tags,
         } = shown;
         let session = session.and_then(|id| sessions.get(&id).cloned().map(|a| (id, a)));
-        let owns: Vec<Vec<String>> = held_back.iter().map(|l| k.engine.own_tags(l)).collect();
-        let learned = k.engine.learned_mut();
         if new_session {
-            let (context, n) = learned.observe_session(&tags);
-            contexts.insert(context, n);
+            tx.observe_session(&tags);
         }
         let Some((id, audit)) = session else { continue };
         audits.insert(id, audit);
         for (lesson, own) in held_back.iter().zip(&owns) {
-            for (tag, score) in learned.hold_back(lesson, own, &tags) {
-                aged.push((lesson.clone(), tag, score));
-            }
+            tx.item(lesson).hold_back(lesson, own, &tags);
         }
         for lesson in &lessons {
-            let (key, count, pin) = learned.shown(lesson, &tags);
-            counts.push((lesson.clone(), key, count));
+            let (_, count, pin) = tx.item(lesson).shown(lesson, &tags);
             if let Some(scope) = pin {
                 tracing::info!(
                     "{lesson}: auto-pinned after {count} matches for [{}]",
                     scope.join(", ")
                 );
-                pinned.insert(lesson.clone(), learned.pins_of(lesson).to_vec());
             }
         }
     }
-    let write = LearnedWrite {
-        tag_scores: aged
-            .iter()
-            .map(|(l, t, s)| (l.as_str(), t.as_str(), *s))
-            .collect(),
-        matches: counts
-            .iter()
-            .map(|(l, s, c)| (l.as_str(), s.as_str(), *c))
-            .collect(),
-        pins: pinned
-            .iter()
-            .map(|(l, p)| (l.as_str(), p.as_slice()))
-            .collect(),
-        sessions: audits.iter().map(|(id, a)| (id.as_str(), a)).collect(),
-        contexts: contexts.iter().map(|(c, n)| (c.as_str(), *n)).collect(),
-        ..LearnedWrite::default()
-    };
-    if let Err(err) = store.write_learned(&write) {
+    for (id, audit) in audits {
+        tx.session(&id, audit);
+    }
+    if let Err(err) = tx.commit(|write| store.write_learned(write)) {
         tracing::warn!("could not record session audits: {err}");
     }
 }

@@ -12,6 +12,9 @@
 //!   003's applications, the sessions seen per tag, and the journal of
 //!   verdicts that the state can be replayed from. Its transitions are
 //!   pure; the daemon persists what they return.
+//! - [`transaction`]: the one way a change to that state is committed: made
+//!   on the live state, which keeps what it touched as it was, written to
+//!   the store in one transaction, and put back if the write fails.
 //! - [`audit`]: one agent session as audited ([`SessionAudit`], seed 001's
 //!   `session_audit`): what was shown, with which tags, on which prompt,
 //!   and how much of it was judged.
@@ -23,9 +26,11 @@
 pub mod audit;
 pub mod state;
 pub mod tag_relevance;
+pub mod transaction;
 
 pub use audit::SessionAudit;
 pub use state::{
     context_key, workspace_tag, Application, Applications, HashMap as LearnedMap, Judgement,
     Learned, Match, Pin, PinChange, WEAK_MATCH,
 };
+pub use transaction::Transaction;

@@ -423,6 +423,33 @@ impl Learned {
         }
     }
 
+    /// The sessions seen in context `key`, if any.
+    pub fn context_sessions(&self, key: &str) -> Option<u64> {
+        self.contexts.get(key).copied()
+    }
+
+    /// Puts context `key`'s session count back to `before` (`None`: never
+    /// seen), undoing [`Learned::set_context`] since.
+    pub fn restore_context(&mut self, key: String, before: Option<u64>) {
+        let Some(now) = self.contexts.get(&key).copied() else {
+            return;
+        };
+        let removed = now.saturating_sub(before.unwrap_or(0));
+        for tag in key.split(',').filter(|t| !t.is_empty()) {
+            if let Some(stats) = self.tag_stats.get_mut(tag) {
+                stats.0 -= u32::from(before.is_none());
+                stats.1 = stats.1.saturating_sub(removed);
+                if stats.0 == 0 {
+                    self.tag_stats.remove(tag);
+                }
+            }
+        }
+        match before {
+            Some(n) => self.contexts.insert(key, n),
+            None => self.contexts.remove(&key),
+        };
+    }
+
     /// How much `tag` tells contexts apart ([`tag_weight`]).
     pub fn weight(&self, tag: &str) -> f64 {
         let df = self.tag_stats.get(tag).map_or(0, |s| s.0);

@@ -1,0 +1,382 @@
+//! The one way a change to the learned state is committed.
+//!
+//! A [`Transaction`] holds the live [`Learned`] while a change is made. Each
+//! transition goes through it ([`Transaction::item`] before an item's
+//! evidence, pins, match counts or applications change,
+//! [`Transaction::observe_session`] for a session seen), and it first keeps
+//! what it touches as it was. [`Transaction::commit`] writes what differs
+//! from that, with the journal entries and session audits given, in one
+//! store transaction. If the write fails, everything is put back: memory
+//! never holds what the store does not, and the caller answers only once
+//! the change is committed.
+
+use std::collections::BTreeMap;
+
+use super::audit::SessionAudit;
+use super::state::{Applications, HashMap, Judgement, Learned, Pin};
+use super::tag_relevance::TagScore;
+use crate::store::LearnedWrite;
+
+/// An item's learned records as they were before the transaction.
+struct ItemBefore {
+    tag_relevance: Option<HashMap<String, TagScore>>,
+    pins: Option<Vec<Pin>>,
+    matches: Option<HashMap<String, u32>>,
+    applications: Option<Applications>,
+}
+
+impl ItemBefore {
+    fn of(learned: &Learned, item: &str) -> Self {
+        ItemBefore {
+            tag_relevance: learned.tag_relevance.get(item).cloned(),
+            pins: learned.pins.get(item).cloned(),
+            matches: learned.matches.get(item).cloned(),
+            applications: learned.applications.get(item).cloned(),
+        }
+    }
+
+    fn restore(self, learned: &mut Learned, item: &str) {
+        fn put<V>(map: &mut HashMap<String, V>, item: &str, value: Option<V>) {
+            match value {
+                Some(v) => map.insert(item.to_string(), v),
+                None => map.remove(item),
+            };
+        }
+        put(&mut learned.tag_relevance, item, self.tag_relevance);
+        put(&mut learned.pins, item, self.pins);
+        put(&mut learned.matches, item, self.matches);
+        put(&mut learned.applications, item, self.applications);
+    }
+}
+
+/// A change to the learned state, made on it and undone unless committed.
+pub struct Transaction<'l> {
+    learned: &'l mut Learned,
+    /// Each touched item as it was, by id (in order, so writes are too).
+    items: BTreeMap<String, ItemBefore>,
+    /// The sessions seen before the transaction, per context it touched.
+    contexts: BTreeMap<String, Option<u64>>,
+    journal: Vec<(String, Option<u64>, Judgement)>,
+    journal_removed: Vec<(String, u64)>,
+    sessions: Vec<(String, SessionAudit)>,
+    committed: bool,
+}
+
+impl<'l> Transaction<'l> {
+    /// A change to `learned`, nothing changed yet.
+    pub fn new(learned: &'l mut Learned) -> Self {
+        Transaction {
+            learned,
+            items: BTreeMap::new(),
+            contexts: BTreeMap::new(),
+            journal: Vec::new(),
+            journal_removed: Vec::new(),
+            sessions: Vec::new(),
+            committed: false,
+        }
+    }
+
+    /// The state as changed so far, to read.
+    pub fn learned(&self) -> &Learned {
+        self.learned
+    }
+
+    /// The state, to change `item`'s records (its per-tag scores, pins,
+    /// match counts and applications); they are kept as they were first.
+    /// Only `item`'s records may change through it.
+    pub fn item(&mut self, item: &str) -> &mut Learned {
+        if !self.items.contains_key(item) {
+            let before = ItemBefore::of(self.learned, item);
+            self.items.insert(item.to_string(), before);
+        }
+        self.learned
+    }
+
+    /// A session seen in the context of `tags`
+    /// ([`Learned::observe_session`]): the context's key and its sessions.
+    pub fn observe_session(&mut self, tags: &[String]) -> (String, u64) {
+        let key = super::state::context_key(tags);
+        if !self.contexts.contains_key(&key) {
+            let before = self.learned.context_sessions(&key);
+            self.contexts.insert(key, before);
+        }
+        self.learned.observe_session(tags)
+    }
+
+    /// Journals `judgement` of `item` at `at` (`None`: after every other).
+    pub fn journal(&mut self, item: &str, at: Option<u64>, judgement: Judgement) {
+        self.journal.push((item.to_string(), at, judgement));
+    }
+
+    /// Drops `item`'s journal entry `seq`.
+    pub fn drop_journal(&mut self, item: &str, seq: u64) {
+        self.journal_removed.push((item.to_string(), seq));
+    }
+
+    /// Writes `audit` as session `id`'s.
+    pub fn session(&mut self, id: &str, audit: SessionAudit) {
+        self.sessions.push((id.to_string(), audit));
+    }
+
+    /// Writes what changed with `write` (the store's, in one transaction);
+    /// if it fails, the state is as it was before the transaction.
+    pub fn commit<E>(
+        mut self,
+        write: impl FnOnce(&LearnedWrite<'_>) -> Result<(), E>,
+    ) -> Result<(), E> {
+        let result = {
+            let changes = Changes::of(&self);
+            write(&changes.as_write(&self))
+        };
+        self.committed = result.is_ok();
+        result
+    }
+}
+
+impl Drop for Transaction<'_> {
+    /// Not committed: everything it touched is put back.
+    fn drop(&mut self) {
+        if self.committed {
+            return;
+        }
+        for (item, before) in std::mem::take(&mut self.items) {
+            before.restore(self.learned, &item);
+        }
+        for (key, before) in std::mem::take(&mut self.contexts) {
+            self.learned.restore_context(key, before);
+        }
+    }
+}
+
+/// What differs from the state before the transaction, owned so the
+/// store's write can borrow it.
+#[derive(Default)]
+struct Changes {
+    tag_scores: Vec<(String, String, TagScore)>,
+    tag_scores_removed: Vec<(String, String)>,
+    pins: Vec<(String, Vec<Pin>)>,
+    matches: Vec<(String, String, u32)>,
+    applications: Vec<(String, Applications)>,
+    contexts: Vec<(String, u64)>,
+}
+
+impl Changes {
+    fn of(tx: &Transaction<'_>) -> Self {
+        let learned = &*tx.learned;
+        let mut out = Changes::default();
+        let empty_scores = HashMap::default();
+        let empty_counts = HashMap::default();
+        for (item, before) in &tx.items {
+            let now = learned.tag_relevance.get(item).unwrap_or(&empty_scores);
+            let was = before.tag_relevance.as_ref().unwrap_or(&empty_scores);
+            let mut changed: Vec<(&String, &TagScore)> =
+                now.iter().filter(|&(t, s)| was.get(t) != Some(s)).collect();
+            changed.sort_by(|a, b| a.0.cmp(b.0));
+            out.tag_scores.extend(
+                changed
+                    .into_iter()
+                    .map(|(t, s)| (item.clone(), t.clone(), *s)),
+            );
+            let mut gone: Vec<&String> = was.keys().filter(|t| !now.contains_key(*t)).collect();
+            gone.sort();
+            out.tag_scores_removed
+                .extend(gone.into_iter().map(|t| (item.clone(), t.clone())));
+            let pins = learned.pins.get(item).map_or(&[][..], Vec::as_slice);
+            if pins != before.pins.as_deref().unwrap_or(&[]) {
+                out.pins.push((item.clone(), pins.to_vec()));
+            }
+            let now = learned.matches.get(item).unwrap_or(&empty_counts);
+            let was = before.matches.as_ref().unwrap_or(&empty_counts);
+            let mut counts: Vec<(&String, &u32)> =
+                now.iter().filter(|&(c, n)| was.get(c) != Some(n)).collect();
+            counts.sort();
+            out.matches.extend(
+                counts
+                    .into_iter()
+                    .map(|(c, n)| (item.clone(), c.clone(), *n)),
+            );
+            let applications = learned.applications.get(item);
+            if applications != before.applications.as_ref() {
+                if let Some(a) = applications {
+                    out.applications.push((item.clone(), a.clone()));
+                }
+            }
+        }
+        for (key, before) in &tx.contexts {
+            let now = learned.context_sessions(key);
+            if now != *before {
+                if let Some(n) = now {
+                    out.contexts.push((key.clone(), n));
+                }
+            }
+        }
+        out
+    }
+
+    fn as_write<'a>(&'a self, tx: &'a Transaction<'_>) -> LearnedWrite<'a> {
+        LearnedWrite {
+            tag_scores: self
+                .tag_scores
+                .iter()
+                .map(|(i, t, s)| (i.as_str(), t.as_str(), *s))
+                .collect(),
+            tag_scores_removed: self
+                .tag_scores_removed
+                .iter()
+                .map(|(i, t)| (i.as_str(), t.as_str()))
+                .collect(),
+            applications: self
+                .applications
+                .iter()
+                .map(|(i, a)| (i.as_str(), a))
+                .collect(),
+            pins: self
+                .pins
+                .iter()
+                .map(|(i, p)| (i.as_str(), p.as_slice()))
+                .collect(),
+            matches: self
+                .matches
+                .iter()
+                .map(|(i, c, n)| (i.as_str(), c.as_str(), *n))
+                .collect(),
+            contexts: self
+                .contexts
+                .iter()
+                .map(|(c, n)| (c.as_str(), *n))
+                .collect(),
+            sessions: tx.sessions.iter().map(|(id, a)| (id.as_str(), a)).collect(),
+            sessions_removed: Vec::new(),
+            journal_removed: tx
+                .journal_removed
+                .iter()
+                .map(|(i, seq)| (i.as_str(), *seq))
+                .collect(),
+            journal: tx
+                .journal
+                .iter()
+                .map(|(i, at, j)| (i.as_str(), *at, j))
+                .collect(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::learning::state::{Application, Match};
+    use crate::learning::tag_relevance::EVALUATOR_WEIGHT;
+
+    fn tags(list: &[&str]) -> Vec<String> {
+        list.iter().map(|t| t.to_string()).collect()
+    }
+
+    /// State with one context seen and one verdict, as a daemon has it.
+    fn learned() -> Learned {
+        let mut learned = Learned::default();
+        let mut tx = Transaction::new(&mut learned);
+        tx.observe_session(&tags(&["python"]));
+        tx.item("L-1").judge(
+            "L-1",
+            &[],
+            &tags(&["python"]),
+            Match::Strong,
+            1.0,
+            EVALUATOR_WEIGHT,
+        );
+        tx.commit(|_| Ok::<(), ()>(())).unwrap();
+        learned
+    }
+
+    /// A change: a new context, a verdict on a judged item and on a new
+    /// one, a showing, an application. Returns the scores the verdicts
+    /// updated, as (item, tag).
+    fn change(tx: &mut Transaction<'_>) -> Vec<(String, String)> {
+        let here = tags(&["python", "django"]);
+        tx.observe_session(&here);
+        let mut updated = Vec::new();
+        for item in ["L-1", "L-2"] {
+            let (scores, _) =
+                tx.item(item)
+                    .judge(item, &[], &here, Match::Strong, -1.0, EVALUATOR_WEIGHT);
+            updated.extend(scores.into_iter().map(|(t, _)| (item.to_string(), t)));
+        }
+        tx.item("L-3").shown("L-3", &here);
+        let learned = tx.item("L-4");
+        let mut applications = learned.applications("L-4");
+        applications.record(Application {
+            task_id: None,
+            applied_at: 1_700_000_000,
+            applied: true,
+            helpful: Some(true),
+            effectiveness_score: Some(0.5),
+            feedback: None,
+        });
+        learned.applications.insert("L-4".into(), applications);
+        updated.sort();
+        updated
+    }
+
+    #[test]
+    fn a_failed_write_puts_everything_back() {
+        let mut learned = learned();
+        let before = learned.clone();
+        let mut tx = Transaction::new(&mut learned);
+        change(&mut tx);
+        assert_ne!(tx.learned().tag_relevance, before.tag_relevance);
+        assert_eq!(tx.commit(|_| Err("disk full")), Err("disk full"));
+        assert_eq!(learned.tag_relevance, before.tag_relevance);
+        assert_eq!(learned.pins, before.pins);
+        assert_eq!(learned.matches, before.matches);
+        assert_eq!(learned.applications, before.applications);
+        for key in ["python", "django,python"] {
+            assert_eq!(
+                learned.context_sessions(key),
+                before.context_sessions(key),
+                "{key}"
+            );
+        }
+        for tag in ["python", "django"] {
+            assert_eq!(learned.weight(tag), before.weight(tag), "{tag}");
+            assert_eq!(learned.seen_tag(tag), before.seen_tag(tag), "{tag}");
+        }
+    }
+
+    #[test]
+    fn the_write_holds_exactly_what_changed() {
+        let mut learned = learned();
+        let before = learned.clone();
+        let mut tx = Transaction::new(&mut learned);
+        let updated = change(&mut tx);
+        let judgement = Judgement {
+            session: Some("s-1".into()),
+            tags: tags(&["python"]),
+            raw: -1.0,
+            weight: EVALUATOR_WEIGHT,
+        };
+        tx.journal("L-1", None, judgement.clone());
+        tx.session("s-1", SessionAudit::default());
+        tx.commit(|write| {
+            // The scores the verdicts updated, each once.
+            let scores: Vec<(String, String)> = write
+                .tag_scores
+                .iter()
+                .map(|(i, t, _)| (i.to_string(), t.to_string()))
+                .collect();
+            assert_eq!(scores, updated);
+            assert!(scores.contains(&("L-2".into(), "django".into())));
+            assert!(write.tag_scores_removed.is_empty());
+            assert_eq!(write.matches, [("L-3", "django,python", 1)]);
+            assert_eq!(write.applications.len(), 1);
+            assert_eq!(write.applications[0].0, "L-4");
+            assert_eq!(write.contexts, [("django,python", 1)]);
+            assert_eq!(write.journal, [("L-1", None, &judgement)]);
+            assert_eq!(write.sessions.len(), 1);
+            Ok::<(), ()>(())
+        })
+        .unwrap();
+        // Committed: the change stays.
+        assert_ne!(learned.tag_relevance, before.tag_relevance);
+        assert_eq!(learned.context_sessions("django,python"), Some(1));
+    }
+}
