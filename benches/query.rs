@@ -28,6 +28,7 @@ use corpus::{learn, query, vocabulary, write_corpus, Rng};
 
 use memd::config::Config;
 use memd::engine::Engine;
+use memd::learning::Learned;
 use memd::protocol::Query;
 
 fn percentile(sorted: &[Duration], p: f64) -> Duration {
@@ -52,11 +53,19 @@ fn load(dir: &std::path::Path, semantic: bool) -> (Engine, Duration) {
 }
 
 /// Plays [`LEARNED_SESSIONS`] judged sessions, then times `queries` again.
-fn learn_and_time(engine: &mut Engine, rng: &mut Rng, queries: &[Query], items: usize, what: &str) {
+fn learn_and_time(
+    engine: &Engine,
+    learned: &mut Learned,
+    rng: &mut Rng,
+    queries: &[Query],
+    items: usize,
+    what: &str,
+) {
     let started = Instant::now();
-    let (scores, pins) = learn(engine, rng, queries, LEARNED_SESSIONS);
+    let (scores, pins) = learn(engine, learned, rng, queries, LEARNED_SESSIONS);
     time(
         engine,
+        learned,
         queries,
         items,
         &format!(
@@ -72,6 +81,7 @@ fn bench(items: usize, semantic: bool) {
     let dir = tempfile::tempdir().unwrap();
     write_corpus(dir.path(), items, &mut rng, &vocab);
     let (mut engine, load) = load(dir.path(), semantic);
+    let mut learned = Learned::default();
     let loaded: usize = engine.counts().items.values().sum();
 
     let queries: Vec<Query> = (0..200).map(|_| query(&mut rng, &vocab)).collect();
@@ -88,11 +98,12 @@ fn bench(items: usize, semantic: bool) {
     }
     time(
         &engine,
+        &learned,
         &queries,
         items,
         &format!("({loaded} loaded in {load:.2?}), nothing learned"),
     );
-    learn_and_time(&mut engine, &mut rng, &queries, items, "");
+    learn_and_time(&engine, &mut learned, &mut rng, &queries, items, "");
     // Prompts as the prompt hook asks (only what the task is about), each
     // kind's quota and then the decision to show (issue 31).
     let prompts: Vec<Query> = queries
@@ -102,10 +113,17 @@ fn bench(items: usize, semantic: bool) {
             ..q.clone()
         })
         .collect();
-    time(&engine, &prompts, items, "prompts as the hook asks, quotas");
+    time(
+        &engine,
+        &learned,
+        &prompts,
+        items,
+        "prompts as the hook asks, quotas",
+    );
     engine.set_decide(true);
     time(
         &engine,
+        &learned,
         &prompts,
         items,
         "prompts as the hook asks, the decision to show",
@@ -124,7 +142,13 @@ fn bench(items: usize, semantic: bool) {
             ..q.clone()
         })
         .collect();
-    time(&engine, &starts, items, "session starts, learned as above");
+    time(
+        &engine,
+        &learned,
+        &starts,
+        items,
+        "session starts, learned as above",
+    );
     // A prompt after a pasted log or file: 64 KiB to 1 MiB of words (half
     // of them from the corpus's vocabulary, half unknown), the question at
     // the end.
@@ -151,6 +175,7 @@ fn bench(items: usize, semantic: bool) {
         .collect();
     time(
         &engine,
+        &learned,
         &long,
         items,
         "tasks after a pasted 64 KiB-1 MiB log",
@@ -158,10 +183,10 @@ fn bench(items: usize, semantic: bool) {
 }
 
 /// Times each of `queries` one at a time, in rounds, and prints the figures.
-fn time(engine: &Engine, queries: &[Query], items: usize, what: &str) {
+fn time(engine: &Engine, learned: &Learned, queries: &[Query], items: usize, what: &str) {
     let rounds = if items >= 100_000 { 3 } else { 15 };
     for q in queries.iter().take(20) {
-        engine.query(q).unwrap();
+        engine.query(learned, q).unwrap();
     }
     let mut times = Vec::with_capacity(queries.len() * rounds);
     // Each query's fastest round: what the code costs with the machine's
@@ -172,7 +197,7 @@ fn time(engine: &Engine, queries: &[Query], items: usize, what: &str) {
     for _ in 0..rounds {
         for (q, best) in queries.iter().zip(&mut fastest) {
             let t = Instant::now();
-            let answer = engine.query(q).unwrap();
+            let answer = engine.query(learned, q).unwrap();
             let took = t.elapsed();
             times.push(took);
             *best = (*best).min(took);
@@ -197,7 +222,8 @@ fn bench_team(lessons: usize, semantic: bool) {
     let mut rng = Rng(lessons as u64 ^ 0x7ea4);
     let dir = tempfile::tempdir().unwrap();
     corpus::team::write(dir.path(), lessons, &mut rng);
-    let (mut engine, load) = load(dir.path(), semantic);
+    let (engine, load) = load(dir.path(), semantic);
+    let mut learned = Learned::default();
     let queries: Vec<Query> = (0..200)
         .map(|n| Query {
             task_match: true,
@@ -205,8 +231,15 @@ fn bench_team(lessons: usize, semantic: bool) {
         })
         .collect();
     let what = format!("team lessons (loaded in {load:.2?}), nothing learned");
-    time(&engine, &queries, lessons, &what);
-    learn_and_time(&mut engine, &mut rng, &queries, lessons, "team lessons ");
+    time(&engine, &learned, &queries, lessons, &what);
+    learn_and_time(
+        &engine,
+        &mut learned,
+        &mut rng,
+        &queries,
+        lessons,
+        "team lessons ",
+    );
     let starts: Vec<Query> = queries
         .iter()
         .map(|q| Query {
@@ -221,6 +254,7 @@ fn bench_team(lessons: usize, semantic: bool) {
         .collect();
     time(
         &engine,
+        &learned,
         &starts,
         lessons,
         "team session starts, learned as above",

@@ -139,7 +139,8 @@ fn query(mut parser: lexopt::Parser) -> Result<ExitCode> {
     }
     q.mode = explicit_mode.unwrap_or(config.query.mode);
     q.budget_chars = explicit_budget.unwrap_or(config.query.budget_chars);
-    let answer = engine.query(&q)?;
+    // Outside the daemon nothing was learned: the seeds' rules on the files.
+    let answer = engine.query(&memd::learning::Learned::default(), &q)?;
     if json {
         println!(
             "{}",

@@ -45,7 +45,9 @@ fn mutated_knowledge_files_never_panic() {
                 budget_chars: 1 + rng.below(9000) as u32,
                 ..Query::default()
             };
-            let answer = engine.query(&query).unwrap();
+            let answer = engine
+                .query(&memd::learning::Learned::default(), &query)
+                .unwrap();
             assert!(answer.block.chars().count() <= query.budget_chars as usize);
         }
     }

@@ -21,6 +21,7 @@ use std::sync::Arc;
 use corpus::{learn, query, vocabulary, write_corpus, Rng};
 use memd::config::Config;
 use memd::engine::Engine;
+use memd::learning::Learned;
 use memd::protocol::{Kind, Query};
 
 const GOLDEN: &str = "tests/golden/selection.txt";
@@ -34,11 +35,11 @@ fn engine(dir: &Path) -> Engine {
 }
 
 /// Each query's answer: its items' ids, in order.
-fn answers(engine: &Engine, name: &str, queries: &[Query], out: &mut String) {
+fn answers(engine: &Engine, learned: &Learned, name: &str, queries: &[Query], out: &mut String) {
     let none = HashSet::new();
     for (n, q) in queries.iter().enumerate() {
         let answer = engine
-            .query_excluding(q, &none)
+            .query_excluding(learned, q, &none)
             .expect("the query is answered");
         let ids: Vec<&str> = answer.items.iter().map(|i| i.id.as_str()).collect();
         writeln!(out, "{name} {n}: {}", ids.join(" ")).unwrap();
@@ -70,14 +71,40 @@ fn variants(queries: &[Query]) -> (Vec<Query>, Vec<Query>) {
 /// Every answer of `queries` on `engine`, before and after learning.
 fn play(engine: &mut Engine, name: &str, queries: &[Query], rng: &mut Rng, out: &mut String) {
     let (prompts, starts) = variants(queries);
-    answers(engine, &format!("{name} query"), queries, out);
-    answers(engine, &format!("{name} prompt"), &prompts, out);
-    learn(engine, rng, &prompts, 400);
-    answers(engine, &format!("{name} learned query"), queries, out);
-    answers(engine, &format!("{name} learned prompt"), &prompts, out);
-    answers(engine, &format!("{name} learned start"), &starts, out);
+    let mut learned = Learned::default();
+    answers(engine, &learned, &format!("{name} query"), queries, out);
+    answers(engine, &learned, &format!("{name} prompt"), &prompts, out);
+    learn(engine, &mut learned, rng, &prompts, 400);
+    let learned = &learned;
+    answers(
+        engine,
+        learned,
+        &format!("{name} learned query"),
+        queries,
+        out,
+    );
+    answers(
+        engine,
+        learned,
+        &format!("{name} learned prompt"),
+        &prompts,
+        out,
+    );
+    answers(
+        engine,
+        learned,
+        &format!("{name} learned start"),
+        &starts,
+        out,
+    );
     engine.set_decide(true);
-    answers(engine, &format!("{name} learned decided"), &prompts, out);
+    answers(
+        engine,
+        learned,
+        &format!("{name} learned decided"),
+        &prompts,
+        out,
+    );
     engine.set_decide(false);
 }
 

@@ -271,7 +271,8 @@ pub fn write_corpus(dir: &Path, items: usize, rng: &mut Rng, vocab: &[String]) {
 /// lessons held back aged. Returns the tag
 /// scores and pins there are then.
 pub fn learn(
-    engine: &mut memd::engine::Engine,
+    engine: &memd::engine::Engine,
+    learned: &mut memd::learning::Learned,
     rng: &mut Rng,
     prompts: &[memd::protocol::Query],
     sessions: usize,
@@ -279,7 +280,7 @@ pub fn learn(
     let none = std::collections::HashSet::new();
     for _ in 0..sessions {
         let q = &prompts[rng.below(prompts.len())];
-        let answered = engine.answer(q, &none).unwrap();
+        let answered = engine.answer(learned, q, &none).unwrap();
         let lessons: Vec<String> = answered
             .answer
             .items
@@ -293,7 +294,6 @@ pub fn learn(
             .iter()
             .map(|l| engine.own_tags(l))
             .collect();
-        let learned = engine.learned_mut();
         learned.observe_session(&q.tags);
         for (lesson, own) in answered.held_back.iter().zip(&held) {
             learned.hold_back(lesson, own, &q.tags);
@@ -315,7 +315,6 @@ pub fn learn(
     // memd's coverage rule keeps topic lessons from pinning themselves;
     // for the worst case, pin every lesson the seed's rule alone would
     // (average above 0.6 over 5 or more sessions), scoped to its context.
-    let learned = engine.learned_mut();
     for q in prompts {
         let ids: Vec<String> = learned.tag_relevance.keys().cloned().collect();
         for id in ids {
@@ -332,7 +331,6 @@ pub fn learn(
             }
         }
     }
-    let learned = engine.learned();
     let scores = learned.tag_relevance.values().map(|s| s.len()).sum();
     let pins = learned.pins.values().map(|p| p.len()).sum();
     (scores, pins)

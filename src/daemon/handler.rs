@@ -52,7 +52,8 @@ impl Handler {
                 self.register_place(&query);
                 let exclude = self.seen(&query);
                 let k = self.shared.read();
-                match k.engine.explain(&id, &query, &exclude) {
+                let learned = self.shared.learned();
+                match k.engine.explain(&learned, &id, &query, &exclude) {
                     Ok(Some(explanation)) => Response::ok(Reply::Explanation(explanation)),
                     Ok(None) => not_found(&id),
                     Err(err) => Response::error(ErrorKind::BadRequest, err.to_string()),
@@ -152,7 +153,8 @@ impl Handler {
         let exclude = self.seen(&query);
         let answered = {
             let k = self.shared.read();
-            k.engine.answer(&query, &exclude)
+            let learned = self.shared.learned();
+            k.engine.answer(&learned, &query, &exclude)
         };
         let Answered {
             answer,

@@ -11,7 +11,7 @@ use crate::evaluate::{transcript, Judge, JudgeInput, ShownItem};
 use crate::knowledge::view;
 use crate::learning::tag_relevance::{TagScore, EVALUATOR_WEIGHT, FEEDBACK_WEIGHT};
 use crate::learning::{
-    Application, Applications, Judgement, LearnedMap, Match, Pin, PinChange, SessionAudit,
+    Application, Applications, Judgement, Learned, LearnedMap, Match, Pin, PinChange, SessionAudit,
     Transaction, WEAK_MATCH,
 };
 use crate::protocol::{
@@ -112,9 +112,10 @@ pub fn feedback(
         (given, Match::Strong)
     };
     let raw = if relevant { 1.0 } else { -1.0 };
-    let mut k = shared.write();
+    let k = shared.read();
     let own = k.engine.own_tags(id);
-    let mut tx = Transaction::new(k.engine.learned_mut());
+    let mut learned = shared.learned_mut();
+    let mut tx = Transaction::new(&mut learned);
     let judged = tx.learned().judged_tags(&own, &tags, shown);
     let (_, changes) = tx
         .item(id)
@@ -138,7 +139,7 @@ pub fn feedback(
             .unwrap_or_default()
     );
     log_pin_changes(id, &changes);
-    Response::ok(Reply::Judged(entry(&k.engine, id)))
+    Response::ok(Reply::Judged(entry(&k.engine, &learned, id)))
 }
 
 fn log_pin_changes(id: &str, changes: &[PinChange]) {
@@ -164,11 +165,11 @@ pub fn track(shared: &Shared, store: &Store, id: &str, application: Application)
             );
         }
     }
-    let mut k = shared.write();
-    if find(&k.engine, id).is_none() {
+    if find(&shared.read().engine, id).is_none() {
         return unknown(id);
     }
-    let mut tx = Transaction::new(k.engine.learned_mut());
+    let mut learned = shared.learned_mut();
+    let mut tx = Transaction::new(&mut learned);
     let learned = tx.item(id);
     let mut applications: Applications = learned.applications(id);
     applications.record(application);
@@ -213,8 +214,7 @@ pub fn session_end(
 }
 
 /// One item's learned state.
-pub fn entry(engine: &crate::engine::Engine, id: &str) -> LogEntry {
-    let learned = engine.learned();
+pub fn entry(engine: &crate::engine::Engine, learned: &Learned, id: &str) -> LogEntry {
     let item = find(engine, id);
     // A tag's weak-match evidence is listed where verdicts on weak matches
     // made it differ from the tag's own (every other verdict updates both).
@@ -276,7 +276,7 @@ pub fn entry(engine: &crate::engine::Engine, id: &str) -> LogEntry {
 /// the mean of its tag scores when `by_score`, else by id.
 pub fn log(shared: &Shared, id: Option<String>, by_score: bool) -> Response {
     let k = shared.read();
-    let learned = k.engine.learned();
+    let learned = shared.learned();
     let ids: Vec<String> = match id {
         Some(id) => vec![id],
         None => {
@@ -292,7 +292,10 @@ pub fn log(shared: &Shared, id: Option<String>, by_score: bool) -> Response {
             ids
         }
     };
-    let mut entries: Vec<LogEntry> = ids.iter().map(|id| entry(&k.engine, id)).collect();
+    let mut entries: Vec<LogEntry> = ids
+        .iter()
+        .map(|id| entry(&k.engine, &learned, id))
+        .collect();
     if by_score {
         // Over the evidence for every showing (a tag's weak-match evidence
         // is listed only where it differs).
@@ -323,8 +326,7 @@ struct Export<'a> {
 
 /// All learned state as YAML, for backup or sharing in a repository.
 pub fn export(shared: &Shared) -> Response {
-    let k = shared.read();
-    let learned = k.engine.learned();
+    let learned = shared.learned();
     let export = Export {
         memd_export: 1,
         tag_relevance: learned
@@ -653,7 +655,11 @@ fn commit_session(
     scores: Option<&BTreeMap<String, f64>>,
     rejudge: bool,
 ) -> Result<Vec<String>, crate::store::StoreError> {
-    let mut k = shared.write();
+    // Knowledge, then sessions, then what was learned: the order every
+    // path takes them in, so this cannot deadlock.
+    let k = shared.read();
+    let mut sessions = shared.sessions();
+    let mut learned = shared.learned_mut();
     // Read under the lock every journal write is made under, so two forced
     // evaluations of one session never replay a stale journal.
     let mut journals = BTreeMap::new();
@@ -662,9 +668,6 @@ fn commit_session(
             journals.insert(item.clone(), store.journal(item)?);
         }
     }
-    // Knowledge, then sessions: no other path holds the sessions while it
-    // takes the knowledge, so this cannot deadlock.
-    let mut sessions = shared.sessions();
     let mut audit = sessions.get(id).cloned().unwrap_or_default();
     audit.evaluated_bytes = done.evaluated_bytes;
     mark_judged(&mut audit, &done.judged);
@@ -678,7 +681,7 @@ fn commit_session(
         .flatten()
         .map(|(item, _)| k.engine.own_tags(item))
         .collect();
-    let mut tx = Transaction::new(k.engine.learned_mut());
+    let mut tx = Transaction::new(&mut learned);
     let mut added_not_replaced = Vec::new();
     for ((item, raw), own) in scores.into_iter().flatten().zip(&owns) {
         let shown = Match::among(&audit.weak, item);
@@ -736,6 +739,7 @@ fn commit_session(
     }
     tx.session(id, audit.clone());
     tx.commit(|write| store.write_learned(write))?;
+    drop(learned);
     drop(k);
     sessions.insert(id.to_string(), audit);
     Ok(added_not_replaced)

@@ -309,11 +309,11 @@ pub fn run(options: ServeOptions) -> Result<(), DaemonError> {
     report_store(&report);
     let store = Arc::new(store);
     let started = Instant::now();
-    let mut knowledge = start_up(&config, &store);
-    match store.learned() {
-        Ok(learned) => *knowledge.engine.learned_mut() = learned,
-        Err(err) => tracing::warn!("cannot read learned state: {err}"),
-    }
+    let knowledge = start_up(&config, &store);
+    let learned = store.learned().unwrap_or_else(|err| {
+        tracing::warn!("cannot read learned state: {err}");
+        Default::default()
+    });
     let sessions: HashMap<_, _> = store
         .sessions()
         .unwrap_or_else(|err| {
@@ -332,6 +332,7 @@ pub fn run(options: ServeOptions) -> Result<(), DaemonError> {
     );
     let shared = Arc::new(Shared {
         knowledge: RwLock::new(knowledge),
+        learned: RwLock::new(learned),
         sessions: Mutex::new(sessions),
         last_shown: Mutex::new(HashMap::new()),
         latencies: Mutex::new(Latencies::default()),

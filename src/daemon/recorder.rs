@@ -1,8 +1,9 @@
 //! The recorder thread: what queries showed, applied to learned state and
 //! written to the store in batches, off the query path and apart from the
 //! indexer (so a save is never queued behind audit writes). The queue is
-//! bounded; whatever is queued is applied in one write lock and one commit,
-//! so it keeps up with any query rate, and it stops as soon as it is told.
+//! bounded; whatever is queued is applied under one lock of what was
+//! learned and in one commit, so it keeps up with any query rate, and it
+//! stops as soon as it is told.
 //! It also forgets old session audits ([`expired`]), at start, then once a
 //! minute while queries come, or as soon as a tenth more than the maximum
 //! are held.
@@ -177,7 +178,7 @@ fn run(shared: &Shared, store: &Store, rx: Receiver<Message>, retention: Retenti
     }
 }
 
-/// Records what queries showed their sessions, in one write lock and one
+/// Records what queries showed their sessions, in one lock and one
 /// commit: counts new sessions in their contexts (the tags' session
 /// clocks), counts lessons shown to a session for the match-count auto-pin,
 /// and ages the evidence that held lessons back from a session's prompt.
@@ -185,7 +186,7 @@ pub fn record(shared: &Shared, store: &Store, batch: Vec<Shown>) {
     if batch.is_empty() {
         return;
     }
-    let mut k = shared.write();
+    let k = shared.read();
     // The audits as they are now, written under the sessions' lock like
     // every other audit write: a later change (an evaluation, a session
     // end) can never be overwritten in the store by an older one.
@@ -200,7 +201,9 @@ pub fn record(shared: &Shared, store: &Store, batch: Vec<Shown>) {
                 .collect()
         })
         .collect();
-    let mut tx = Transaction::new(k.engine.learned_mut());
+    drop(k);
+    let mut learned = shared.learned_mut();
+    let mut tx = Transaction::new(&mut learned);
     let mut audits: BTreeMap<String, SessionAudit> = BTreeMap::new();
     for (shown, owns) in batch.into_iter().zip(owns) {
         let Shown {

@@ -8,7 +8,7 @@ use std::sync::{Mutex, MutexGuard, RwLock, RwLockReadGuard, RwLockWriteGuard};
 use std::time::Instant;
 
 use crate::engine::{Engine, ScopeId};
-use crate::learning::SessionAudit;
+use crate::learning::{Learned, SessionAudit};
 use crate::protocol::{HookCall, Latency, ReindexReport};
 
 /// How a root is watched.
@@ -168,6 +168,10 @@ pub struct LastShown {
 /// The state shared by the indexer and the connections.
 pub struct Shared {
     pub knowledge: RwLock<Knowledge>,
+    /// What was learned from use: its own lock, so a verdict never waits
+    /// for the knowledge's writer nor holds queries up longer than its
+    /// commit. Taken after the knowledge and the sessions, never before.
+    pub learned: RwLock<Learned>,
     /// Each session's audit: what it was shown, where.
     pub sessions: Mutex<HashMap<String, SessionAudit>>,
     /// The latest query that showed each item (for feedback given without
@@ -224,6 +228,17 @@ impl Shared {
     /// The knowledge, to change (the indexer thread only).
     pub fn write(&self) -> RwLockWriteGuard<'_, Knowledge> {
         self.knowledge.write().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// What was learned, to read.
+    pub fn learned(&self) -> RwLockReadGuard<'_, Learned> {
+        self.learned.read().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// What was learned, to change (through a
+    /// [`crate::learning::Transaction`]).
+    pub fn learned_mut(&self) -> RwLockWriteGuard<'_, Learned> {
+        self.learned.write().unwrap_or_else(|e| e.into_inner())
     }
 
     /// The sessions' audits.

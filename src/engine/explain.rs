@@ -16,7 +16,7 @@ use super::features::Features;
 use super::select::task::Task;
 use super::select::{self, decision, drafting, gotcha_match, lessons, QueryFacts};
 use super::{query_now, Engine, QueryError};
-use crate::learning::{Match, WEAK_MATCH};
+use crate::learning::{Learned, Match, WEAK_MATCH};
 
 /// Seed 000's task cut-offs, as the explanation says them.
 fn cutoffs() -> String {
@@ -111,6 +111,7 @@ impl Notes {
 /// Explains `id` for `query`; `None` when no such item is visible to it.
 pub(super) fn explain(
     engine: &Engine,
+    learned: &Learned,
     id: &str,
     query: &Query,
     exclude: &HashSet<String>,
@@ -124,11 +125,19 @@ pub(super) fn explain(
     // decision to show made of each candidate.
     let sims = engine.similarities(&query.task);
     let candidates = select::candidates(engine, query, &sims);
-    let selection = select::select_with(engine, query, now, exclude, &sims, candidates.as_ref());
+    let selection = select::select_with(
+        engine,
+        learned,
+        query,
+        now,
+        exclude,
+        &sims,
+        candidates.as_ref(),
+    );
     let considered = selection.decided.iter().find(|c| c.id == id).cloned();
     let answer = crate::render::render(selection.entries, query.budget_chars as usize);
     let shown = answer.items.iter().find(|i| i.id == id);
-    let facts = QueryFacts::new(engine, query, now, exclude);
+    let facts = QueryFacts::new(engine, learned, query, now, exclude);
     let task = Task::new(&sims, candidates.as_ref());
     let sim = task.similarity(live);
     let points = task.points(live);
@@ -158,7 +167,7 @@ pub(super) fn explain(
     let agent = facts.rubric.agent.clone();
     match &item.body {
         Body::Pattern(p) => {
-            pattern(engine, &facts, &task, live, p, &mut n);
+            pattern(&facts, &task, live, p, &mut n);
         }
         Body::AntiPattern(a) => {
             let s = score_anti_pattern(a, points, &facts.rubric);
@@ -211,7 +220,7 @@ pub(super) fn explain(
             ));
         }
         Body::Lesson(_) => {
-            lesson(engine, &facts, &task, live, &mut n);
+            lesson(&facts, &task, live, &mut n);
         }
         Body::Learning(l) => {
             if let Features::Learning(t) = &live.features {
@@ -239,8 +248,8 @@ pub(super) fn explain(
                     learning::MAX_LEARNINGS
                 ));
             }
-            if let Some(e) = engine
-                .learned()
+            if let Some(e) = facts
+                .learned
                 .applications(id)
                 .effectiveness
                 .or(l.effectiveness)
@@ -323,7 +332,6 @@ pub(super) fn explain(
 
 /// Seed 000's rubric for a pattern, dimension by dimension.
 fn pattern(
-    engine: &Engine,
     facts: &QueryFacts<'_>,
     task: &Task<'_>,
     live: &super::Live,
@@ -334,8 +342,8 @@ fn pattern(
     let sim = task.similarity(live);
     let id = &item.id;
     let agent = facts.rubric.agent.clone();
-    let extra = engine.learned().times_applied(id);
-    let s = select::patterns::score(engine, facts, p, item, task.points(live));
+    let extra = facts.learned.times_applied(id);
+    let s = select::patterns::score(facts, p, item, task.points(live));
     for (k, v) in [
         ("task", s.task),
         ("product", s.product),
@@ -412,19 +420,13 @@ fn pattern(
 
 /// Seed 001's judgement of a lesson: its gate, stack, learned evidence,
 /// pins and outcome.
-fn lesson(
-    engine: &Engine,
-    facts: &QueryFacts<'_>,
-    task: &Task<'_>,
-    live: &super::Live,
-    n: &mut Notes,
-) {
+fn lesson(facts: &QueryFacts<'_>, task: &Task<'_>, live: &super::Live, n: &mut Notes) {
     let sim = task.similarity(live);
     let item = &live.item;
     let id = &item.id;
-    let learned = engine.learned();
-    let context = lessons::Context::new(engine, facts);
-    let Some(judged) = lessons::judge(engine, facts, &context, live, task.band(live)) else {
+    let learned = facts.learned;
+    let context = lessons::Context::new(facts);
+    let Some(judged) = lessons::judge(facts, &context, live, task.band(live)) else {
         unreachable!("a lesson is judged as one");
     };
     n.say(match &judged.gate {
@@ -452,7 +454,7 @@ fn lesson(
         .assessment
         .as_deref()
         .cloned()
-        .unwrap_or_else(|| context.assess(engine, facts, live, band));
+        .unwrap_or_else(|| context.assess(facts, live, band));
     let read = assessment.read;
     let e = assessment.here;
     n.put("tag_avg", e.avg);

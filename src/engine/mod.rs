@@ -131,7 +131,6 @@ pub struct Engine {
     pub(crate) index: TextIndex,
     /// The semantic tier, when a model is loaded.
     semantic: Option<Semantic>,
-    learned: Learned,
     pub(crate) roles: BTreeMap<String, Role>,
     /// Whether the prompt hook's block is one decision across kinds
     /// (`[query] decide`).
@@ -640,37 +639,34 @@ impl Engine {
         counts
     }
 
-    /// The learned state.
-    pub fn learned(&self) -> &Learned {
-        &self.learned
-    }
-
-    /// The learned state, to update.
-    pub fn learned_mut(&mut self) -> &mut Learned {
-        &mut self.learned
-    }
-
-    /// Answers a query: select per kind, then render within budget.
-    pub fn query(&self, query: &Query) -> Result<Answer, QueryError> {
-        self.query_excluding(query, &HashSet::new())
+    /// Answers a query with what was `learned`: select per kind, then
+    /// render within budget.
+    pub fn query(&self, learned: &Learned, query: &Query) -> Result<Answer, QueryError> {
+        self.query_excluding(learned, query, &HashSet::new())
     }
 
     /// Answers a query leaving out the items in `exclude` (those a session
     /// has already been shown): the next best take their places.
     pub fn query_excluding(
         &self,
+        learned: &Learned,
         query: &Query,
         exclude: &HashSet<String>,
     ) -> Result<Answer, QueryError> {
-        Ok(self.answer(query, exclude)?.answer)
+        Ok(self.answer(learned, query, exclude)?.answer)
     }
 
     /// [`Engine::query_excluding`], with the lessons held back from the
     /// prompt by what was learned (for the daemon to age that evidence).
-    pub fn answer(&self, query: &Query, exclude: &HashSet<String>) -> Result<Answered, QueryError> {
+    pub fn answer(
+        &self,
+        learned: &Learned,
+        query: &Query,
+        exclude: &HashSet<String>,
+    ) -> Result<Answered, QueryError> {
         let query = &*bounded(query);
         let now = query_now(query)?;
-        let selection = select::select(self, query, now, exclude);
+        let selection = select::select(self, learned, query, now, exclude);
         Ok(Answered {
             answer: crate::render::render(selection.entries, query.budget_chars as usize),
             held_back: selection.lessons.held_back,
@@ -770,11 +766,12 @@ impl Engine {
     /// Why the item `id` is or is not shown for `query`.
     pub fn explain(
         &self,
+        learned: &Learned,
         id: &str,
         query: &Query,
         exclude: &HashSet<String>,
     ) -> Result<Option<Explanation>, QueryError> {
-        explain::explain(self, id, &bounded(query), exclude)
+        explain::explain(self, learned, id, &bounded(query), exclude)
     }
 }
 
@@ -1108,7 +1105,7 @@ mod pruning_tests {
     /// The ids `query` shows, in order.
     fn shown(engine: &Engine, query: &Query) -> Vec<String> {
         engine
-            .query(query)
+            .query(&Learned::default(), query)
             .unwrap()
             .items
             .into_iter()

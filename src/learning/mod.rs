@@ -19,9 +19,13 @@
 //!   `session_audit`): what was shown, with which tags, on which prompt,
 //!   and how much of it was judged.
 //!
-//! The daemon's side (committing a verdict to the store, the evaluator's
-//! loop, `memctl log` and `export`) is in `crate::daemon::learning`; what
-//! queries show is recorded by `crate::daemon::recorder`.
+//! The state is not the knowledge's: a query reads both
+//! (`crate::engine::Engine::answer` takes the [`Learned`] it selects
+//! with), and the daemon keeps it behind a lock of its own, so a change to
+//! it never waits for the indexer. The daemon's side (committing a verdict,
+//! the evaluator's loop, `memctl log` and `export`) is in
+//! `crate::daemon::learning`; what queries show is recorded by
+//! `crate::daemon::recorder`.
 
 pub mod audit;
 pub mod state;

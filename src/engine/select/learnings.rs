@@ -46,8 +46,8 @@ pub(super) fn learnings(engine: &Engine, facts: &QueryFacts<'_>, out: &mut Vec<E
             .then_with(|| a.0.item.id.cmp(&b.0.item.id))
     });
     for (live, s, total, l) in scored.into_iter().take(MAX_LEARNINGS) {
-        let effectiveness = engine
-            .learned()
+        let effectiveness = facts
+            .learned
             .applications(&live.item.id)
             .effectiveness
             .or(l.effectiveness);

@@ -23,7 +23,7 @@ use crate::scoring::lesson::{
 use super::task::Task;
 use super::{dims, entry, top_k, QueryFacts};
 use crate::engine::features::Features;
-use crate::engine::{Engine, Live, Match};
+use crate::engine::{Live, Match};
 
 /// A lesson that passed the gate and the filter.
 struct Candidate<'e> {
@@ -162,12 +162,11 @@ impl<'a> Context<'a> {
     /// tags count only once something was learned about it.
     pub(in crate::engine) fn assess(
         &self,
-        engine: &Engine,
         facts: &QueryFacts<'_>,
         live: &Live,
         band: u8,
     ) -> Assessment {
-        let learned = engine.learned();
+        let learned = facts.learned;
         if !self.knows(live) {
             return learned.nothing_learned(&[], &facts.tags);
         }
@@ -203,8 +202,8 @@ impl<'a> Context<'a> {
         }
     }
 
-    pub(in crate::engine) fn new(engine: &'a Engine, facts: &'a QueryFacts<'_>) -> Self {
-        let learned = engine.learned();
+    pub(in crate::engine) fn new(facts: &'a QueryFacts<'_>) -> Self {
+        let learned = facts.learned;
         Context {
             gate: facts.gate(),
             session: learned.sessions_with(&facts.tags),
@@ -218,7 +217,6 @@ impl<'a> Context<'a> {
 /// Judges `live` (a lesson) with task similarity `similarity` on `facts`.
 /// `None` for another kind.
 pub(in crate::engine) fn judge(
-    engine: &Engine,
     facts: &QueryFacts<'_>,
     context: &Context<'_>,
     live: &Live,
@@ -235,7 +233,7 @@ pub(in crate::engine) fn judge(
     else {
         return None;
     };
-    let learned = engine.learned();
+    let learned = facts.learned;
     let id = &live.item.id;
     let on_prompt = facts.on_prompt;
     let pinned = manual || (context.knows(live) && learned.is_pinned(id, &facts.tags));
@@ -274,7 +272,7 @@ pub(in crate::engine) fn judge(
     let (verdict, level) = if context.knows(live) {
         let assessment = judged
             .assessment
-            .insert(Box::new(context.assess(engine, facts, live, band)));
+            .insert(Box::new(context.assess(facts, live, band)));
         (assessment.verdict, assessment.here.level)
     } else {
         (TagVerdict::Boost(0.0), 0.0)
@@ -308,14 +306,13 @@ pub(in crate::engine) fn judge(
 /// back from the prompt by learned evidence though they matched it well,
 /// and the chosen ones that matched it only in passing.
 pub(super) fn lessons(
-    engine: &Engine,
     facts: &QueryFacts<'_>,
     items: &[&Live],
     task: &Task<'_>,
     out: &mut Vec<Entry>,
 ) -> Noted {
-    let learned = engine.learned();
-    let context = Context::new(engine, facts);
+    let learned = facts.learned;
+    let context = Context::new(facts);
     let on_prompt = facts.on_prompt;
     let mut pool = Vec::new();
     let mut held_back = Vec::new();
@@ -348,7 +345,7 @@ pub(super) fn lessons(
         if facts.excluded(&live.item) {
             continue;
         }
-        let Some(judged) = judge(engine, facts, &context, live, points) else {
+        let Some(judged) = judge(facts, &context, live, points) else {
             continue;
         };
         let (boost, probation) = match judged.outcome {

@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use crate::knowledge::item::normalize_role;
 use crate::knowledge::Item;
+use crate::learning::Learned;
 use crate::protocol::{Kind, Query};
 use crate::render::{Entry, Note, Section};
 use crate::scoring::lesson::GateContext;
@@ -61,6 +62,8 @@ fn by_score_then_sim<T>(a: &(T, f64, f64, &Arc<Item>), b: &(T, f64, f64, &Arc<It
 /// Everything derived from the query once.
 pub(super) struct QueryFacts<'q> {
     pub(super) query: &'q Query,
+    /// What was learned from use.
+    pub(super) learned: &'q Learned,
     /// Whether the query has a task (a prompt), not a session start.
     pub(super) on_prompt: bool,
     /// Items the session has already been shown.
@@ -94,6 +97,7 @@ pub(super) struct QueryFacts<'q> {
 impl<'q> QueryFacts<'q> {
     pub(super) fn new(
         engine: &Engine,
+        learned: &'q Learned,
         query: &'q Query,
         now: i64,
         exclude: &'q HashSet<String>,
@@ -188,6 +192,7 @@ impl<'q> QueryFacts<'q> {
             }
         }
         QueryFacts {
+            learned,
             on_prompt: !query.task.trim().is_empty(),
             product_bit: rubric.product.as_deref().map_or(0, bit),
             tag_bits: mask(&tags),
@@ -259,13 +264,22 @@ pub(super) struct Selection {
 /// Scores every live item against `query` and returns the chosen entries.
 pub(super) fn select(
     engine: &Engine,
+    learned: &Learned,
     query: &Query,
     now: i64,
     exclude: &HashSet<String>,
 ) -> Selection {
     let sims = engine.similarities(&query.task);
     let candidates = candidates(engine, query, &sims);
-    select_with(engine, query, now, exclude, &sims, candidates.as_ref())
+    select_with(
+        engine,
+        learned,
+        query,
+        now,
+        exclude,
+        &sims,
+        candidates.as_ref(),
+    )
 }
 
 /// The decision's candidates when it decides `query` (a prompt, with
@@ -284,13 +298,14 @@ pub(super) fn candidates<'a>(
 /// given (what `explain` also reads).
 pub(super) fn select_with(
     engine: &Engine,
+    learned: &Learned,
     query: &Query,
     now: i64,
     exclude: &HashSet<String>,
     sims: &Similarities,
     candidates: Option<&decision::Candidates<'_>>,
 ) -> Selection {
-    let facts = QueryFacts::new(engine, query, now, exclude);
+    let facts = QueryFacts::new(engine, learned, query, now, exclude);
     let scope = engine.scope_of(query);
     let task = task::Task::new(sims, candidates);
     let mut by_kind = ByKind::default();
@@ -338,7 +353,7 @@ pub(super) fn select_with(
         experience::experience(&facts, &by_kind.experience, &mut out);
     }
     if facts.wants(Kind::Pattern) {
-        patterns::patterns(engine, &facts, &by_kind.patterns, &task, &mut out);
+        patterns::patterns(&facts, &by_kind.patterns, &task, &mut out);
     }
     if facts.wants(Kind::AntiPattern) {
         patterns::anti_patterns(&facts, &by_kind.anti_patterns, &task, &mut out);
@@ -347,7 +362,7 @@ pub(super) fn select_with(
         gotchas::gotchas(&facts, &by_kind.gotchas, &task, &mut out);
     }
     if facts.wants(Kind::Lesson) {
-        noted = lessons::lessons(engine, &facts, &by_kind.lessons, &task, &mut out);
+        noted = lessons::lessons(&facts, &by_kind.lessons, &task, &mut out);
     }
     if facts.wants(Kind::Learning) && engine.has(Kind::Learning) {
         learnings::learnings(engine, &facts, &mut out);

@@ -11,30 +11,28 @@ use crate::scoring::rubric::{
 use super::task::Task;
 use super::{by_score_then_sim, dims, entry, top_k, QueryFacts};
 use crate::engine::features::Features;
-use crate::engine::{Engine, Live};
+use crate::engine::Live;
 
 /// Seed 000's rubric for one pattern with task dimension `task`, its
 /// applications recorded through feedback counted (what selection ranks by
 /// and `explain` shows).
 pub(in crate::engine) fn score(
-    engine: &Engine,
     facts: &QueryFacts<'_>,
     pattern: &Pattern,
     item: &Item,
     task: u8,
 ) -> PatternScore {
-    let extra = engine.learned().times_applied(&item.id);
+    let extra = facts.learned.times_applied(&item.id);
     score_pattern(pattern, &item.tags, task, extra, &facts.rubric)
 }
 
 pub(super) fn patterns(
-    engine: &Engine,
     facts: &QueryFacts<'_>,
     items: &[&Live],
     task: &Task<'_>,
     out: &mut Vec<Entry>,
 ) {
-    let learned_applications = !engine.learned().applications.is_empty();
+    let learned_applications = !facts.learned.applications.is_empty();
     // An upper bound of each pattern's total from its inline features (a
     // Bloom hit counts as a match), best first.
     let mut bounded: Vec<(u8, &Live)> = items
@@ -92,7 +90,7 @@ pub(super) fn patterns(
             continue;
         }
         let s = task.similarity(live);
-        let score = score(engine, facts, p, &live.item, task.points(live));
+        let score = score(facts, p, &live.item, task.points(live));
         if score.total() < rubric::FALLBACK_THRESHOLD {
             continue;
         }
