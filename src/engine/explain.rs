@@ -125,19 +125,11 @@ pub(super) fn explain(
     // decision to show made of each candidate.
     let sims = engine.similarities(&query.task);
     let candidates = select::candidates(engine, query, &sims);
-    let selection = select::select_with(
-        engine,
-        learned,
-        query,
-        now,
-        exclude,
-        &sims,
-        candidates.as_ref(),
-    );
+    let facts = QueryFacts::new(engine, learned, query, now, exclude);
+    let selection = select::select_with(engine, &facts, &sims, candidates.as_ref());
     let considered = selection.decided.iter().find(|c| c.id == id).cloned();
     let answer = crate::render::render(selection.entries, query.budget_chars as usize);
     let shown = answer.items.iter().find(|i| i.id == id);
-    let facts = QueryFacts::new(engine, learned, query, now, exclude);
     let task = Task::new(&sims, candidates.as_ref());
     let sim = task.similarity(live);
     let points = task.points(live);

@@ -271,15 +271,8 @@ pub(super) fn select(
 ) -> Selection {
     let sims = engine.similarities(&query.task);
     let candidates = candidates(engine, query, &sims);
-    select_with(
-        engine,
-        learned,
-        query,
-        now,
-        exclude,
-        &sims,
-        candidates.as_ref(),
-    )
+    let facts = QueryFacts::new(engine, learned, query, now, exclude);
+    select_with(engine, &facts, &sims, candidates.as_ref())
 }
 
 /// The decision's candidates when it decides `query` (a prompt, with
@@ -298,14 +291,11 @@ pub(super) fn candidates<'a>(
 /// given (what `explain` also reads).
 pub(super) fn select_with(
     engine: &Engine,
-    learned: &Learned,
-    query: &Query,
-    now: i64,
-    exclude: &HashSet<String>,
+    facts: &QueryFacts<'_>,
     sims: &Similarities,
     candidates: Option<&decision::Candidates<'_>>,
 ) -> Selection {
-    let facts = QueryFacts::new(engine, learned, query, now, exclude);
+    let query = facts.query;
     let scope = engine.scope_of(query);
     let task = task::Task::new(sims, candidates);
     let mut by_kind = ByKind::default();
@@ -350,28 +340,34 @@ pub(super) fn select_with(
     let mut out = Vec::new();
     let mut noted = lessons::Noted::default();
     if facts.wants(Kind::Experience) {
-        experience::experience(&facts, &by_kind.experience, &mut out);
+        experience::experience(facts, &by_kind.experience, &mut out);
     }
     if facts.wants(Kind::Pattern) {
-        patterns::patterns(&facts, &by_kind.patterns, &task, &mut out);
+        patterns::patterns(facts, &by_kind.patterns, &task, &mut out);
     }
     if facts.wants(Kind::AntiPattern) {
-        patterns::anti_patterns(&facts, &by_kind.anti_patterns, &task, &mut out);
+        patterns::anti_patterns(facts, &by_kind.anti_patterns, &task, &mut out);
     }
     if facts.wants(Kind::Gotcha) {
-        gotchas::gotchas(&facts, &by_kind.gotchas, &task, &mut out);
+        gotchas::gotchas(facts, &by_kind.gotchas, &task, &mut out);
     }
     if facts.wants(Kind::Lesson) {
-        noted = lessons::lessons(&facts, &by_kind.lessons, &task, &mut out);
+        noted = lessons::lessons(facts, &by_kind.lessons, &task, &mut out);
     }
     if facts.wants(Kind::Learning) && engine.has(Kind::Learning) {
-        learnings::learnings(engine, &facts, &mut out);
+        learnings::learnings(engine, facts, &mut out);
     }
     if facts.wants(Kind::Observation) {
-        observations::observations(&facts, &by_kind.observations, now, &mut out);
+        observations::observations(facts, &by_kind.observations, facts.rubric.now, &mut out);
     }
-    if exemplars::drafting(&facts, &by_kind.exemplars) {
-        exemplars::winning_patterns(&facts, &by_kind.exemplars, &by_kind.seeds, now, &mut out);
+    if exemplars::drafting(facts, &by_kind.exemplars) {
+        exemplars::winning_patterns(
+            facts,
+            &by_kind.exemplars,
+            &by_kind.seeds,
+            facts.rubric.now,
+            &mut out,
+        );
     }
     // The prompt hook's block (a task the items must be about): one
     // decision across kinds. `memd query` keeps the seeds' own rules.
