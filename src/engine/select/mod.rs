@@ -318,24 +318,25 @@ pub(super) fn select_with(
     let others = Kind::ALL
         .iter()
         .any(|&k| !matches!(k, Kind::Lesson | Kind::Learning) && engine.has(k));
-    let pass_over_all = others || !lessons_matched;
-    for live in engine.live_items().take_while(|_| pass_over_all) {
-        if live.scope != GLOBAL && !engine.visible(live, scope) {
-            continue;
+    if others || !lessons_matched {
+        for live in engine.live_items() {
+            if live.scope != GLOBAL && !engine.visible(live, scope) {
+                continue;
+            }
+            let list = match live.kind {
+                Kind::Pattern => &mut by_kind.patterns,
+                Kind::AntiPattern => &mut by_kind.anti_patterns,
+                Kind::Gotcha => &mut by_kind.gotchas,
+                Kind::Experience => &mut by_kind.experience,
+                Kind::Lesson if lessons_matched => continue,
+                Kind::Lesson => &mut by_kind.lessons,
+                Kind::Learning => continue,
+                Kind::Observation => &mut by_kind.observations,
+                Kind::Exemplar => &mut by_kind.exemplars,
+                Kind::Seed => &mut by_kind.seeds,
+            };
+            list.push(live);
         }
-        let list = match live.kind {
-            Kind::Pattern => &mut by_kind.patterns,
-            Kind::AntiPattern => &mut by_kind.anti_patterns,
-            Kind::Gotcha => &mut by_kind.gotchas,
-            Kind::Experience => &mut by_kind.experience,
-            Kind::Lesson if lessons_matched => continue,
-            Kind::Lesson => &mut by_kind.lessons,
-            Kind::Learning => continue,
-            Kind::Observation => &mut by_kind.observations,
-            Kind::Exemplar => &mut by_kind.exemplars,
-            Kind::Seed => &mut by_kind.seeds,
-        };
-        list.push(live);
     }
     let mut out = Vec::new();
     let mut noted = lessons::Noted::default();
