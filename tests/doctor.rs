@@ -124,7 +124,7 @@ fn doctor_catches_each_broken_link_with_its_fix() {
         "{shown}"
     );
     assert!(
-        shown.contains("FAIL mcp server: memd's MCP server is registered with neither"),
+        shown.contains("FAIL mcp server: memd's MCP server is registered with none of"),
         "{shown}"
     );
 

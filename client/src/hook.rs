@@ -3,35 +3,30 @@
 //! agent: whatever goes wrong (no daemon, a slow daemon, bad input, an
 //! error), it exits 0 within its budget and says why on stderr only.
 //!
-//! Claude Code and Codex CLI send the same shape: `session_id`,
-//! `transcript_path` (Codex: may be null), `cwd`, `hook_event_name`, plus
-//! `source` (SessionStart), `prompt` (UserPromptSubmit) or `reason`
-//! (SessionEnd). Both get `{"hookSpecificOutput": {"hookEventName",
-//! "additionalContext"}}`.
+//! The agents send the same shape: `session_id`, `transcript_path` (may be
+//! null), `cwd`, `hook_event_name`, plus `source` (a session's start),
+//! `prompt` (a prompt) or `reason` (its end). What memd does on each event,
+//! and the output that injects context, are the agent's
+//! ([`crate::harness`]).
 //!
-//! SessionStart after a compaction (`source: "compact"`) injects the
+//! A session start after a compaction (`source: "compact"`) injects the
 //! experience and pinned lessons again, the compacted context having lost
 //! them.
-//!
-//! Codex has no SessionEnd: its `Stop` (the end of each turn) records the
-//! session instead, so a session is ready for evaluation after any turn and
-//! its transcript is read on from where the last evaluation stopped.
 
 use std::io::Read;
 use std::path::Path;
 use std::time::Duration;
 
 use memd::protocol::{HookCall, HookOutcome, Kind, Outcome, Query, Reply, RequestBody};
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use crate::activity;
 use crate::client::{Client, ClientError};
 use crate::env_tags;
+use crate::harness::{self, Action};
 
 /// How long a hook waits for the daemon in all.
 pub const HOOK_TIMEOUT: Duration = Duration::from_millis(1500);
-/// Claude Code keeps at most this much injected context.
-pub const HARNESS_CAP_CHARS: u32 = 10_000;
 /// The line SessionStart ends with (except on a resume, whose context has
 /// it): the agent can ask memd itself, through `memctl mcp` (registered as
 /// `memd` by `memctl install`).
@@ -96,10 +91,13 @@ pub fn run(
     agent: Option<String>,
     socket: &Path,
 ) -> Option<String> {
-    if !matches!(harness, "claude" | "codex") {
-        errln!("memctl hook: unknown harness `{harness}` (claude, codex)");
+    let Some(agent_harness) = harness::named(harness) else {
+        errln!(
+            "memctl hook: unknown harness `{harness}` ({})",
+            harness::names()
+        );
         return None;
-    }
+    };
     let mut raw = String::new();
     if let Err(err) = std::io::stdin()
         .take(MAX_INPUT_BYTES)
@@ -147,13 +145,18 @@ pub fn run(
         tags: tags.clone(),
         kinds,
         session_id: session.clone(),
-        budget_chars: memd::protocol::DEFAULT_BUDGET_CHARS.min(HARNESS_CAP_CHARS - 500),
+        budget_chars: memd::protocol::DEFAULT_BUDGET_CHARS
+            .min(agent_harness.context_cap().saturating_sub(500)),
         ..Query::default()
     };
+    let Some(action) = agent_harness.action(&event) else {
+        errln!("memctl hook: nothing to do for event `{event}`");
+        return None;
+    };
     // A resumed session has the line from its start.
-    let tools_line = event == "SessionStart" && text("source").as_deref() != Some("resume");
-    let request = match event.as_str() {
-        "SessionStart" => {
+    let tools_line = action == Action::Start && text("source").as_deref() != Some("resume");
+    let request = match action {
+        Action::Start => {
             // What qualifies without a task (experience, pinned lessons,
             // patterns and gotchas on role, history and recency) comes
             // here, once; each prompt then needs a task match.
@@ -178,7 +181,7 @@ pub fn run(
             }
             RequestBody::Query(start)
         }
-        "UserPromptSubmit" => {
+        Action::Prompt => {
             let prompt = text("prompt").unwrap_or_default();
             if trivial(&prompt) {
                 return None;
@@ -188,14 +191,10 @@ pub fn run(
                 ..query(prompt, Vec::new())
             })
         }
-        "SessionEnd" | "Stop" => RequestBody::SessionEnd {
+        Action::TurnEnd | Action::End => RequestBody::SessionEnd {
             session_id: session?,
             transcript_path: text("transcript_path"),
         },
-        other => {
-            errln!("memctl hook: nothing to do for event `{other}`");
-            return None;
-        }
     };
     let call = |outcome| HookCall {
         harness: harness.to_string(),
@@ -229,15 +228,7 @@ pub fn run(
                 };
                 let chars = block.chars().count() as u64;
                 (
-                    Some(
-                        json!({
-                            "hookSpecificOutput": {
-                                "hookEventName": event,
-                                "additionalContext": block,
-                            }
-                        })
-                        .to_string(),
-                    ),
+                    Some(agent_harness.inject(&event, &block).to_string()),
                     HookOutcome::Injected { chars },
                 )
             }
@@ -280,6 +271,8 @@ fn with_tools_line(block: String) -> String {
 
 #[cfg(test)]
 mod tests {
+    use serde_json::json;
+
     use super::*;
 
     #[test]

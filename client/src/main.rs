@@ -38,6 +38,7 @@ mod activity;
 mod client;
 mod doctor;
 mod env_tags;
+mod harness;
 mod hook;
 mod install;
 mod mcp;
@@ -95,6 +96,11 @@ Usage:
                               turn Codex's hooks on, and install the service
                               unit; idempotent, with backups of edited files
                               (--json: each step as JSON)
+  memctl uninstall [--project DIR] [--dry-run] [--no-service]
+                              take out exactly what install added (hooks, MCP
+                              registrations, approvals; the service stopped
+                              and its units removed), every other byte of the
+                              agents' settings kept, edited files backed up
   memctl doctor               every link from hook to daemon checked, each
                               failure with its fix (exit 1 when one fails)
   memctl mcp                  a Model Context Protocol server on stdio for the
@@ -301,7 +307,7 @@ fn run() -> Result<ExitCode, Box<dyn std::error::Error>> {
         }
         return Ok(ExitCode::SUCCESS);
     }
-    if args.command == "install" {
+    if args.command == "install" || args.command == "uninstall" {
         return install(&args);
     }
     if args.command == "mcp" {
@@ -498,7 +504,6 @@ fn evaluate_all(args: &Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
     })
 }
 
-/// `memctl install`.
 /// `memctl doctor`: exit 1 when a check failed.
 fn doctor(args: &Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
     let home = std::env::var_os("HOME")
@@ -522,6 +527,7 @@ fn doctor(args: &Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
     })
 }
 
+/// `memctl install`, or `memctl uninstall`.
 fn install(args: &Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
     let home = std::env::var_os("HOME")
         .map(PathBuf::from)
@@ -549,8 +555,13 @@ fn install(args: &Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
         }),
         codex_key: install::codex_key(codex_version),
     };
-    let steps = install::install(&options)?;
-    let next = install::next_steps(&options, &steps, codex_version);
+    let (steps, next) = if args.command == "uninstall" {
+        (install::uninstall(&options)?, Vec::new())
+    } else {
+        let steps = install::install(&options)?;
+        let next = install::next_steps(&options, &steps);
+        (steps, next)
+    };
     if args.json {
         let steps: Vec<_> = steps.iter().map(install::Step::to_json).collect();
         outln!(
@@ -561,10 +572,12 @@ fn install(args: &Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
         for step in &steps {
             outln!("{step}");
         }
-        outln!();
-        outln!("Next:");
-        for line in &next {
-            outln!("- {line}");
+        if !next.is_empty() {
+            outln!();
+            outln!("Next:");
+            for line in &next {
+                outln!("- {line}");
+            }
         }
     }
     Ok(ExitCode::SUCCESS)

@@ -135,7 +135,10 @@ fn dry_run_then_install_then_nothing_to_do() {
     );
     assert_eq!(
         std::fs::read_to_string(home.path().join(".codex/config.toml")).unwrap(),
-        format!("[features]\nhooks = true\n{}", codex_server()),
+        format!(
+            "[features]\nhooks = true # memctl install\n{}",
+            codex_server()
+        ),
         "Codex runs hooks only with the feature on, and knows memd's MCP server"
     );
     // Claude Code's user scope has the MCP server as `claude mcp add` writes it.
@@ -185,7 +188,7 @@ fn codex_config_keeps_the_users_settings() {
     assert_eq!(
         std::fs::read_to_string(&config).unwrap(),
         format!(
-            "model = \"gpt-5-codex\"\n\n[features]\nweb_search_request = true\nhooks = true\n{}",
+            "model = \"gpt-5-codex\"\n\n[features]\nweb_search_request = true\nhooks = true # memctl install\n{}",
             codex_server()
         )
     );
@@ -233,9 +236,12 @@ fn json_output_lists_each_step() {
         .iter()
         .map(|s| s["target"].as_str().unwrap())
         .collect();
+    // Agent by agent: Claude Code's settings and its MCP registration,
+    // then Codex's hooks and config.
     assert!(targets[0].ends_with(".claude/settings.json"), "{targets:?}");
-    assert!(targets[1].ends_with(".codex/hooks.json"), "{targets:?}");
-    assert!(targets[2].ends_with(".codex/config.toml"), "{targets:?}");
+    assert!(targets[1].ends_with(".claude.json"), "{targets:?}");
+    assert!(targets[2].ends_with(".codex/hooks.json"), "{targets:?}");
+    assert!(targets[3].ends_with(".codex/config.toml"), "{targets:?}");
     for step in steps {
         assert_eq!(step["outcome"], "would_write", "{step}");
     }
@@ -268,7 +274,10 @@ fn the_codex_feature_is_named_as_the_installed_codex_names_it() {
     assert!(out.status.success(), "{}", text(&out));
     assert_eq!(
         std::fs::read_to_string(&config).unwrap(),
-        format!("[features]\ncodex_hooks = true\n{}", codex_server())
+        format!(
+            "[features]\ncodex_hooks = true # memctl install\n{}",
+            codex_server()
+        )
     );
     assert!(text(&out).contains("Codex 0.150.2 runs memd's hooks only once you trust them"));
     // Codex upgraded: the deprecated name is renamed, nothing else moves.
@@ -276,7 +285,10 @@ fn the_codex_feature_is_named_as_the_installed_codex_names_it() {
     assert!(out.status.success(), "{}", text(&out));
     assert_eq!(
         std::fs::read_to_string(&config).unwrap(),
-        format!("[features]\nhooks = true\n{}", codex_server())
+        format!(
+            "[features]\nhooks = true # memctl install\n{}",
+            codex_server()
+        )
     );
 }
 
@@ -394,5 +406,191 @@ fn claudes_user_file_keeps_everything_else() {
         text(&again).contains("memd's MCP server is registered already"),
         "{}",
         text(&again)
+    );
+}
+
+/// A fake `systemctl` in `home/fake-bin` (which the commands here put
+/// first on the `PATH`), logging its arguments into `home/systemctl.log`.
+fn fake_systemctl(home: &Path) {
+    use std::os::unix::fs::PermissionsExt;
+    let bin = home.join("fake-bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let systemctl = bin.join("systemctl");
+    std::fs::write(
+        &systemctl,
+        format!(
+            "#!/bin/sh\necho \"$@\" >> '{}'\n",
+            home.join("systemctl.log").display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&systemctl, std::fs::Permissions::from_mode(0o755)).unwrap();
+}
+
+/// `memctl uninstall` with `HOME` at `home`.
+fn uninstall(home: &Path, args: &[&str]) -> std::process::Output {
+    let path = format!(
+        "{}:{}",
+        home.join("fake-bin").display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    Command::new(env!("CARGO_BIN_EXE_memctl"))
+        .arg("uninstall")
+        .args(args)
+        .env("HOME", home)
+        .env("PATH", path)
+        .env_remove("MEMD_SOCKET")
+        .output()
+        .unwrap()
+}
+
+/// Every file under `dir` (but memd's backups and the fake binaries) with
+/// its bytes.
+fn snapshot(dir: &Path) -> Vec<(String, Vec<u8>)> {
+    let mut files = Vec::new();
+    let mut pending = vec![dir.to_path_buf()];
+    while let Some(d) = pending.pop() {
+        for entry in std::fs::read_dir(&d).unwrap().flatten() {
+            let path = entry.path();
+            let name = path.strip_prefix(dir).unwrap().display().to_string();
+            if name.starts_with("fake-bin")
+                || name.contains(".memd-backup-")
+                || name.ends_with(".log")
+            {
+                continue;
+            }
+            if path.is_dir() {
+                pending.push(path);
+            } else {
+                let bytes = std::fs::read(&path).unwrap_or_else(|e| panic!("{name}: {e}"));
+                files.push((name, bytes));
+            }
+        }
+    }
+    files.sort();
+    files
+}
+
+#[test]
+fn uninstall_gives_back_every_settings_file_to_the_byte() {
+    let home = tempfile::tempdir().unwrap();
+    let write = |rel: &str, text: &str| {
+        let path = home.path().join(rel);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    };
+    // The user's own files, laid out as they wrote them: tabs, one-line
+    // lists, their own hooks and MCP servers, TOML comments, CRLF.
+    write(
+        ".claude/settings.json",
+        &std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/claude-settings.json"
+        ))
+        .unwrap(),
+    );
+    write(
+        ".claude.json",
+        "{\n\t\"numStartups\": 12,\n\t\"mcpServers\": {\n\t\t\"docs\": {\"type\": \"stdio\", \"command\": \"docs-mcp\", \"args\": []}\n\t},\n\t\"projects\": {\"/src/a\": {\"allowedTools\": []}}\n}",
+    );
+    write(
+        ".codex/hooks.json",
+        "{\n    \"hooks\": {\n        \"Stop\": [ { \"hooks\": [ { \"type\": \"command\", \"command\": \"notify-send done\" } ] } ]\n    }\n}\n",
+    );
+    write(
+        ".codex/config.toml",
+        "# my Codex\r\nmodel = \"gpt-5-codex\" # the good one\r\n\r\n[features]\r\nweb_search_request = true\r\n\r\n[mcp_servers.docs]\r\ncommand = \"docs-mcp\"\r\n",
+    );
+    let before = snapshot(home.path());
+
+    fake_systemctl(home.path());
+    let installed = install(home.path(), &[]);
+    assert!(installed.status.success(), "{}", text(&installed));
+    assert_ne!(snapshot(home.path()), before);
+    let units = home.path().join(".config/systemd/user");
+    assert!(units.join("memd.socket").exists());
+
+    // A dry run shows what would go, and changes nothing.
+    let installed_files = snapshot(home.path());
+    let dry = uninstall(home.path(), &["--dry-run"]);
+    assert!(dry.status.success(), "{}", text(&dry));
+    assert!(
+        text(&dry).contains("settings.json: would write"),
+        "{}",
+        text(&dry)
+    );
+    assert!(
+        text(&dry).contains("memd.socket: would remove"),
+        "{}",
+        text(&dry)
+    );
+    assert_eq!(snapshot(home.path()), installed_files);
+
+    let out = uninstall(home.path(), &[]);
+    assert!(
+        out.status.success(),
+        "{}{}",
+        text(&out),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let after = snapshot(home.path());
+    for ((name, bytes), (was_name, was)) in after.iter().zip(&before) {
+        assert_eq!(name, was_name, "{}", text(&out));
+        assert_eq!(
+            String::from_utf8_lossy(bytes),
+            String::from_utf8_lossy(was),
+            "{name}"
+        );
+    }
+    assert_eq!(after, before, "{}", text(&out));
+    assert!(!units.join("memd.socket").exists());
+    let log = std::fs::read_to_string(home.path().join("systemctl.log"))
+        .unwrap_or_else(|e| panic!("{e}: {}", text(&out)));
+    assert!(
+        log.contains("--user disable --now memd.socket memd.service"),
+        "{log}"
+    );
+    // Each file it changed was backed up first.
+    assert!(
+        text(&out).matches("(backup: ").count() >= 4,
+        "{}",
+        text(&out)
+    );
+
+    // Again: nothing to take out.
+    let again = uninstall(home.path(), &[]);
+    assert!(again.status.success());
+    assert!(!text(&again).contains("written"), "{}", text(&again));
+    assert!(!text(&again).contains("removed"), "{}", text(&again));
+    assert_eq!(snapshot(home.path()), before);
+}
+
+#[test]
+fn uninstall_removes_the_files_install_made_and_leaves_other_hooks_alone() {
+    let home = tempfile::tempdir().unwrap();
+    let installed = install(home.path(), &["--no-service"]);
+    assert!(installed.status.success(), "{}", text(&installed));
+    // The user adds a hook of their own beside memd's after the install.
+    let codex = home.path().join(".codex/hooks.json");
+    let mut doc: Value = serde_json::from_str(&std::fs::read_to_string(&codex).unwrap()).unwrap();
+    doc["hooks"]["Stop"]
+        .as_array_mut()
+        .unwrap()
+        .push(serde_json::json!({"hooks": [{"type": "command", "command": "notify-send done"}]}));
+    std::fs::write(&codex, serde_json::to_string_pretty(&doc).unwrap()).unwrap();
+
+    let out = uninstall(home.path(), &["--no-service"]);
+    assert!(out.status.success(), "{}", text(&out));
+    for gone in [
+        ".claude/settings.json",
+        ".claude.json",
+        ".codex/config.toml",
+    ] {
+        assert!(!home.path().join(gone).exists(), "{gone}: {}", text(&out));
+    }
+    let left: Value = serde_json::from_str(&std::fs::read_to_string(&codex).unwrap()).unwrap();
+    assert_eq!(
+        left,
+        serde_json::json!({"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "notify-send done"}]}]}})
     );
 }

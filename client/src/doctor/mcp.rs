@@ -12,36 +12,25 @@ use std::time::Duration;
 use serde_json::{json, Value};
 
 use super::Check;
-use crate::install::mcp_servers::{in_claude, in_codex, Server};
+use crate::harness;
+use crate::install::mcp_servers::Server;
 
 /// How long each answer from the server may take.
 const ANSWER_WAIT: Duration = Duration::from_secs(10);
 /// The tools `memctl mcp` offers.
 const TOOLS: [&str; 5] = ["explain", "feedback", "get", "remember", "search"];
 
-/// The registrations in Claude Code's and Codex's user configuration, each
-/// checked by talking to it; a failure when neither has one.
+/// The registrations in each agent's user configuration, each checked by
+/// talking to it; a failure when none has one.
 pub fn checks(home: &Path, cwd: &Path) -> Vec<Check> {
-    let claude = home.join(".claude.json");
-    let codex = home.join(".codex/config.toml");
     let mut found = Vec::new();
     let mut checks = Vec::new();
-    if let Ok(text) = std::fs::read_to_string(&claude) {
-        match serde_json::from_str::<Value>(&text) {
-            Ok(doc) => found.extend(in_claude(&doc).map(|s| (&claude, s))),
-            Err(err) => checks.push(Check::fail(
-                format!("mcp server in {}", claude.display()),
-                format!("not JSON ({err})"),
-                "fix the file (Claude Code writes it), then `memctl install`",
-            )),
-        }
-    }
-    if let Ok(text) = std::fs::read_to_string(&codex) {
-        match in_codex(&text) {
-            Ok(server) => found.extend(server.map(|s| (&codex, s))),
-            Err(err) => checks.push(Check::fail(
-                format!("mcp server in {}", codex.display()),
-                format!("not TOML ({err})"),
+    for harness in harness::ALL {
+        match harness.mcp_server(home) {
+            (file, Ok(server)) => found.extend(server.map(|s| (file, s))),
+            (file, Err(err)) => checks.push(Check::fail(
+                format!("mcp server in {}", file.display()),
+                err,
                 "fix the file, then `memctl install`",
             )),
         }
@@ -49,7 +38,10 @@ pub fn checks(home: &Path, cwd: &Path) -> Vec<Check> {
     if found.is_empty() && checks.is_empty() {
         checks.push(Check::fail(
             "mcp server",
-            "memd's MCP server is registered with neither Claude Code nor Codex",
+            format!(
+                "memd's MCP server is registered with none of {}",
+                harness::labels()
+            ),
             "run `memctl install`",
         ));
     }

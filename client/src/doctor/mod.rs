@@ -1,11 +1,12 @@
 //! `memctl doctor`: every link from an agent's hook to the daemon checked,
 //! each failure with a one-line fix: the daemon answers; each installed
-//! hook runs an existing `memctl` on a socket a daemon serves; Codex's hooks
-//! feature is on; the hooks have been heard from; memd's MCP server, where
-//! an agent has it registered, answers with its tools and reaches memd
-//! ([`mcp`]); the knowledge roots exist and parse; the service unit. Some things memd cannot know (whether
-//! Codex trusts its hooks: Codex computes that): those say so rather than
-//! pass or fail.
+//! hook runs an existing `memctl` on a socket a daemon serves; what only
+//! one agent has (Codex's hooks feature and trust: each agent's file in
+//! `crate::harness`); the hooks have been heard from; memd's MCP server,
+//! where an agent has it registered, answers with its tools and reaches
+//! memd ([`mcp`]); the knowledge roots exist and parse; the service unit.
+//! Some things memd cannot know (whether Codex trusts its hooks: Codex
+//! computes that): those say so rather than pass or fail.
 
 use std::path::{Path, PathBuf};
 
@@ -14,7 +15,9 @@ use serde_json::{json, Value};
 
 use crate::activity;
 use crate::client::{Client, ClientError};
+use crate::harness::{self, Harness};
 use crate::install;
+use crate::install::hooks::memd_hooks;
 
 mod mcp;
 
@@ -29,7 +32,7 @@ pub struct Check {
 }
 
 impl Check {
-    fn pass(name: impl Into<String>, detail: impl Into<String>) -> Check {
+    pub fn pass(name: impl Into<String>, detail: impl Into<String>) -> Check {
         Check {
             name: name.into(),
             ok: Some(true),
@@ -38,7 +41,11 @@ impl Check {
         }
     }
 
-    fn fail(name: impl Into<String>, detail: impl Into<String>, fix: impl Into<String>) -> Check {
+    pub fn fail(
+        name: impl Into<String>,
+        detail: impl Into<String>,
+        fix: impl Into<String>,
+    ) -> Check {
         Check {
             name: name.into(),
             ok: Some(false),
@@ -47,7 +54,7 @@ impl Check {
         }
     }
 
-    fn unknown(
+    pub fn unknown(
         name: impl Into<String>,
         detail: impl Into<String>,
         fix: impl Into<String>,
@@ -135,24 +142,6 @@ fn shell_words(command: &str) -> Vec<String> {
     words
 }
 
-/// memd's hook commands in a settings file, by event.
-fn memd_hooks(doc: &Value, harness: &str) -> Vec<(String, String)> {
-    let mut found = Vec::new();
-    for &event in install::hook_events(harness) {
-        let commands = doc["hooks"][event]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .flat_map(|group| group["hooks"].as_array().into_iter().flatten())
-            .filter_map(|h| h["command"].as_str())
-            .filter(|c| install::is_memd_command(c, harness, event));
-        for command in commands {
-            found.push((event.to_string(), command.to_string()));
-        }
-    }
-    found
-}
-
 /// The socket a hook command talks to: its `--socket`, else the default
 /// (`MEMD_SOCKET` in the agent's environment would change that; memd
 /// cannot see the agent's environment).
@@ -216,7 +205,9 @@ pub fn run(socket: &Path, home: &Path, cwd: &Path) -> Vec<Check> {
         }
     };
     checks.extend(hook_checks(home, cwd));
-    checks.extend(codex_feature(home, status.as_deref()));
+    for harness in harness::ALL {
+        checks.extend(harness.checks(home, cwd, status.as_deref()));
+    }
     checks.push(activity_check(status.as_deref()));
     checks.extend(mcp::checks(home, cwd));
     if let Some(status) = &status {
@@ -229,12 +220,12 @@ pub fn run(socket: &Path, home: &Path, cwd: &Path) -> Vec<Check> {
 /// Each settings file with memd's hooks: every event there, an existing
 /// `memctl`, a socket a daemon answers on.
 fn hook_checks(home: &Path, cwd: &Path) -> Vec<Check> {
-    let mut files = vec![
-        (home.join(".claude/settings.json"), "claude"),
-        (home.join(".codex/hooks.json"), "codex"),
-    ];
+    let mut files: Vec<(PathBuf, &dyn Harness)> = harness::ALL
+        .iter()
+        .map(|h| (h.hooks_file(home), *h))
+        .collect();
     if let Some(repo) = crate::env_tags::repository_of(cwd) {
-        files.push((repo.join(".claude/settings.json"), "claude"));
+        files.push((repo.join(".claude/settings.json"), &harness::claude::Claude));
     }
     let mut checks = Vec::new();
     let mut any = false;
@@ -243,22 +234,26 @@ fn hook_checks(home: &Path, cwd: &Path) -> Vec<Check> {
             continue;
         };
         let name = format!("hooks in {}", file.display());
-        let Ok(doc) = serde_json::from_str::<Value>(&text) else {
-            checks.push(Check::fail(
-                name,
-                "not JSON",
-                "fix the file, then `memctl install`",
-            ));
-            continue;
+        let doc = match harness.dialect().check(&text) {
+            Ok(doc) => doc,
+            Err(err) => {
+                checks.push(Check::fail(
+                    name,
+                    err,
+                    "fix the file, then `memctl install`",
+                ));
+                continue;
+            }
         };
         let hooks = memd_hooks(&doc, harness);
         if hooks.is_empty() {
             continue;
         }
         any = true;
-        let missing: Vec<&str> = install::hook_events(harness)
+        let missing: Vec<&str> = harness
+            .events()
             .iter()
-            .copied()
+            .map(|e| e.name)
             .filter(|e| !hooks.iter().any(|(event, _)| event == e))
             .collect();
         if !missing.is_empty() {
@@ -314,95 +309,11 @@ fn hook_checks(home: &Path, cwd: &Path) -> Vec<Check> {
     if !any {
         checks.push(Check::fail(
             "hooks",
-            "no memd hooks in Claude Code's or Codex's settings",
+            format!("no memd hooks in the settings of {}", harness::labels()),
             "run `memctl install`",
         ));
     }
     checks
-}
-
-/// Codex's hooks feature, and its trust, where memd's Codex hooks are
-/// installed.
-fn codex_feature(home: &Path, status: Option<&StatusReport>) -> Vec<Check> {
-    let hooks = std::fs::read_to_string(home.join(".codex/hooks.json"))
-        .ok()
-        .and_then(|t| serde_json::from_str::<Value>(&t).ok())
-        .is_some_and(|doc| !memd_hooks(&doc, "codex").is_empty());
-    if !hooks {
-        return Vec::new();
-    }
-    let config = std::fs::read_to_string(home.join(".codex/config.toml")).unwrap_or_default();
-    let version = install::codex_version();
-    let key = install::codex_key(version);
-    let mut checks = Vec::new();
-    match install::codex_hooks_setting(&config) {
-        Some(true) => checks.push(Check::pass(
-            "codex hooks feature",
-            "on in ~/.codex/config.toml",
-        )),
-        Some(false) => checks.push(Check::fail(
-            "codex hooks feature",
-            "turned off in ~/.codex/config.toml",
-            format!("set `{key} = true` under [features]"),
-        )),
-        None if key == install::CODEX_KEY && version.is_some() => checks.push(Check::pass(
-            "codex hooks feature",
-            "not set; on by default in this Codex",
-        )),
-        None => checks.push(Check::fail(
-            "codex hooks feature",
-            "not turned on in ~/.codex/config.toml",
-            "run `memctl install`",
-        )),
-    }
-    checks.push(codex_trust(home, status));
-    checks
-}
-
-/// The newest Codex session (rollout) file's modification time.
-fn newest_codex_session(home: &Path) -> Option<std::time::SystemTime> {
-    let mut newest = None;
-    let mut pending = vec![home.join(".codex/sessions")];
-    while let Some(dir) = pending.pop() {
-        let Ok(entries) = std::fs::read_dir(&dir) else {
-            continue;
-        };
-        for entry in entries.flatten() {
-            let Ok(meta) = entry.metadata() else { continue };
-            if meta.is_dir() {
-                pending.push(entry.path());
-            } else if let Ok(modified) = meta.modified() {
-                newest = newest.max(Some(modified));
-            }
-        }
-    }
-    newest
-}
-
-/// Whether Codex trusts memd's hooks. Codex keeps the trust and computes
-/// it, so memd judges from the evidence: a Codex session since this memd
-/// started with no Codex hook call heard of means Codex skipped them.
-fn codex_trust(home: &Path, status: Option<&StatusReport>) -> Check {
-    let trust = "run `codex` once and choose \"Trust all and continue\" at \"Hooks need review\" (again after a hook command changes)";
-    let heard = status.is_some_and(|s| s.hooks.iter().any(|c| c.harness == "codex"));
-    if heard {
-        return Check::pass("codex hook trust", "Codex has called memd's hooks");
-    }
-    let started = status.map(|s| {
-        std::time::SystemTime::now() - std::time::Duration::from_secs_f64(s.uptime_secs.max(0.0))
-    });
-    match (newest_codex_session(home), started) {
-        (Some(ran), Some(started)) if ran > started => Check::fail(
-            "codex hook trust",
-            "Codex ran a session since memd started, and none of memd's hooks was called: Codex skips hooks it does not trust",
-            trust,
-        ),
-        _ => Check::unknown(
-            "codex hook trust",
-            "no Codex session since memd started to tell from (Codex keeps the trust; until memd's hooks are trusted it skips them without a word)",
-            trust,
-        ),
-    }
 }
 
 /// Whether the hooks have been heard from, and how their last calls went.
@@ -435,7 +346,14 @@ fn activity_check(status: Option<&StatusReport>) -> Check {
         _ => Check::unknown(
             "hook activity",
             "no hook call heard of since memd started",
-            "start a session (`claude` or `codex`) in a repository, then run `memctl doctor` again",
+            format!(
+                "start a session ({}) in a repository, then run `memctl doctor` again",
+                harness::ALL
+                    .iter()
+                    .map(|h| format!("`{}`", h.command()))
+                    .collect::<Vec<_>>()
+                    .join(" or ")
+            ),
         ),
     }
 }

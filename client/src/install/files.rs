@@ -9,8 +9,8 @@
 use std::path::{Path, PathBuf};
 
 use memd::safe_file::{self, Current, Replace};
-use serde_json::{json, Value};
 
+use super::json_doc::{self, Dialect, Doc};
 use super::{Outcome, Step};
 
 /// Where a file lies, which decides what links are allowed on the way.
@@ -68,30 +68,29 @@ pub fn read(path: &Path, place: Place<'_>) -> Result<Read, String> {
     })
 }
 
-/// A JSON settings file: the file and its document, `{}` when absent or
-/// blank; one that is not JSON is an error and left as it is.
-pub fn read_json(path: &Path, place: Place<'_>) -> Result<(Read, Value), String> {
+/// A JSON settings file and its document (an empty object when absent or
+/// blank); one the agent could not read either is an error, and left as
+/// it is.
+pub fn read_doc(path: &Path, place: Place<'_>, dialect: Dialect) -> Result<(Read, Doc), String> {
     let read = read(path, place)?;
-    let text = read.text()?;
-    let doc = if text.trim().is_empty() {
-        json!({})
-    } else {
-        serde_json::from_str(text)
-            .map_err(|e| format!("{}: not JSON ({e}); left as it is", path.display()))?
-    };
+    let doc = Doc::parse(read.text()?, dialect)
+        .map_err(|e| format!("{}: {e}; left as it is", path.display()))?;
     Ok((read, doc))
 }
 
-/// A JSON document as memd writes it.
-pub fn json_text(doc: &Value) -> Result<String, String> {
-    Ok(serde_json::to_string_pretty(doc).map_err(|e| e.to_string())? + "\n")
-}
-
-/// Whether `bytes` read back as JSON.
-pub fn is_json(bytes: &[u8]) -> Result<(), String> {
-    serde_json::from_slice::<Value>(bytes)
-        .map(drop)
-        .map_err(|e| format!("not JSON: {e}"))
+/// The edited document for the file it was read from: written with the
+/// mode for its place; a document memd's removals left empty (`{}`), which
+/// only memd made, is removed.
+pub fn plan_doc(read: Read, doc: &Doc, place: Place<'_>, dialect: Dialect) -> Result<Plan, String> {
+    let text = doc.text();
+    if text.trim() == json_doc::EMPTY.trim() && read.current.is_some() {
+        return plan_removal(read);
+    }
+    let mode = match place {
+        Place::User => PRIVATE,
+        Place::Project(_) => SHARED,
+    };
+    plan(read, text, mode, dialect.reads())
 }
 
 /// Whether `bytes` read back as TOML.
@@ -109,6 +108,9 @@ pub enum Plan {
     Done(Step),
     /// A file to write.
     Write(Write),
+    /// A file memd made to take away again (backed up first), if it is
+    /// still what was read.
+    Remove(Read),
 }
 
 /// A file to be written with `content`, if it is still what was read.
@@ -143,6 +145,46 @@ pub fn plan(
         check,
         detail: None,
     }))
+}
+
+/// The file `read` to remove, if there is one; an error when it could not
+/// be (in a directory this user cannot write to).
+pub fn plan_removal(read: Read) -> Result<Plan, String> {
+    let Some(current) = read.current.as_ref() else {
+        return Ok(Plan::Done(Step::new(&read.named, Outcome::NotThere)));
+    };
+    safe_file::check_writable(&read.real, Some(current)).map_err(|e| e.to_string())?;
+    Ok(Plan::Remove(read))
+}
+
+/// A file the install owns whole (a service unit) planned for removal,
+/// where it is.
+pub fn plan_file_removal(path: &Path) -> Result<Plan, String> {
+    plan_removal(read(path, Place::User)?)
+}
+
+/// Carries out one planned removal (with `dry_run`, says it would): the
+/// file backed up, then removed if it still holds what was read.
+pub fn remove(read: Read, dry_run: bool) -> Result<Step, String> {
+    if dry_run {
+        return Ok(Step::new(&read.named, Outcome::WouldRemove));
+    }
+    let Some(current) = read.current.as_ref() else {
+        return Ok(Step::new(&read.named, Outcome::NotThere));
+    };
+    let backup = safe_file::back_up(&read.real, current).map_err(|e| e.to_string())?;
+    let now = safe_file::read(&read.real).map_err(|e| e.to_string())?;
+    if now.as_ref().map(|c| &c.bytes) != Some(&current.bytes) {
+        return Err(format!(
+            "{}: it changed after memd read it; run the uninstall again",
+            read.named.display()
+        ));
+    }
+    std::fs::remove_file(&read.real).map_err(|e| format!("{}: {e}", read.named.display()))?;
+    Ok(Step {
+        backup: Some(backup),
+        ..Step::new(&read.named, Outcome::Removed)
+    })
 }
 
 /// A file the install owns whole (a service unit): `content`, where the

@@ -1,37 +1,27 @@
-//! memd's hooks in a harness's JSON settings: Claude Code's
-//! `settings.json` and Codex CLI's `hooks.json` have the same shape (event,
-//! then groups of `{"type": "command", ...}` hooks). Merged, never
-//! replaced: other hooks and settings stay as they are.
+//! memd's hooks in an agent's JSON settings: Claude Code's
+//! `settings.json`, Codex CLI's `hooks.json` and Gemini CLI's
+//! `settings.json` have the same shape (event, then groups of
+//! `{"type": "command", ...}` hooks). Merged, never replaced: other hooks
+//! and settings stay as they are, to the byte ([`json_doc`]); and taken out
+//! again the same way.
 
 use std::path::Path;
 
-use serde_json::{json, Map, Value};
+use serde_json::{json, Value};
 
-use super::files::{self, json_text, read_json, Place, Plan};
+use super::files::{self, Place, Plan};
+use super::json_doc::{self, array_in, drop_if_empty, input, object_in, string_at, Doc};
 use super::{Options, Outcome, Step};
-
-/// The timeout (seconds) the harness allows a hook.
-const HOOK_TIMEOUT_SECS: u64 = 5;
-
-/// The hook events memd is installed for in each harness. Codex CLI has no
-/// SessionEnd; its Stop ends each turn, and records the session.
-pub fn events(harness: &str) -> &'static [&'static str] {
-    match harness {
-        "codex" => &["SessionStart", "UserPromptSubmit", "Stop"],
-        _ => &["SessionStart", "UserPromptSubmit", "SessionEnd"],
-    }
-}
+use crate::harness::Harness;
 
 /// Whether a hook command is memd's for this harness and event.
 pub fn is_memd_command(command: &str, harness: &str, event: &str) -> bool {
     command.contains("memctl") && command.contains(&format!("hook {harness} {event}"))
 }
 
-/// Whether a hook entry is memd's for this harness and event.
-fn is_ours(hook: &Value, harness: &str, event: &str) -> bool {
-    hook["command"]
-        .as_str()
-        .is_some_and(|c| is_memd_command(c, harness, event))
+/// Whether a hook command is memd's for this harness, any event.
+fn is_memd_hook(command: &str, harness: &str) -> bool {
+    command.contains("memctl") && command.contains(&format!("hook {harness} "))
 }
 
 /// `word` as one word for the shell the harness runs hook commands with:
@@ -70,107 +60,168 @@ pub fn command(options: &Options, harness: &str, event: &str) -> String {
     cmd
 }
 
+/// memd's hook commands in a settings document, by event, for doctor.
+pub fn memd_hooks(doc: &Value, harness: &dyn Harness) -> Vec<(String, String)> {
+    let mut found = Vec::new();
+    for event in harness.events() {
+        let commands = doc["hooks"][event.name]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .flat_map(|group| group["hooks"].as_array().into_iter().flatten())
+            .filter_map(|h| h["command"].as_str())
+            .filter(|c| is_memd_command(c, harness.name(), event.name));
+        for command in commands {
+            found.push((event.name.to_string(), command.to_string()));
+        }
+    }
+    found
+}
+
+/// Takes memd's hooks that `ours` picks out of one event's list: a group
+/// left with no hook goes too, and the list with it when memd emptied it.
+/// Returns whether anything was taken out.
+fn take_out(
+    hooks: &jsonc_parser::cst::CstObject,
+    event: &str,
+    ours: &dyn Fn(&str) -> bool,
+) -> bool {
+    let Some(list) = hooks.array_value(event) else {
+        return false;
+    };
+    let mut removed = false;
+    for group in list.elements() {
+        let Some(hs) = group.as_object().and_then(|g| g.array_value("hooks")) else {
+            continue;
+        };
+        let mut taken = false;
+        for hook in hs.elements() {
+            let command = hook.as_object().and_then(|h| string_at(&h, "command"));
+            if command.is_some_and(|c| ours(&c)) {
+                json_doc::remove(hook);
+                taken = true;
+            }
+        }
+        if taken && hs.elements().is_empty() {
+            json_doc::remove(group);
+        }
+        removed |= taken;
+    }
+    if removed {
+        drop_if_empty(hooks, event);
+    }
+    removed
+}
+
 /// Adds memd's hooks to a settings document, keeping everything else.
 /// Returns whether anything changed.
-pub fn merge_hooks(doc: &mut Value, options: &Options, harness: &str) -> Result<bool, String> {
-    let root = doc
-        .as_object_mut()
-        .ok_or("the settings file is not a JSON object")?;
-    let hooks = root
-        .entry("hooks")
-        .or_insert_with(|| Value::Object(Map::new()));
-    let hooks = hooks
-        .as_object_mut()
-        .ok_or("`hooks` is not a JSON object")?;
+pub fn merge_hooks(doc: &Doc, options: &Options, harness: &dyn Harness) -> Result<bool, String> {
+    let name = harness.name();
+    let hooks = object_in(&doc.object(), "hooks", "hooks")?;
     let mut changed = false;
-    for &event in events(harness) {
-        let list = hooks
-            .entry(event)
-            .or_insert_with(|| Value::Array(Vec::new()));
-        let list = list
-            .as_array_mut()
-            .ok_or(format!("`hooks.{event}` is not a list"))?;
-        let wanted = command(options, harness, event);
+    for event in harness.events().iter().map(|e| e.name) {
+        let list = array_in(&hooks, event, &format!("hooks.{event}"))?;
+        let wanted = command(options, name, event);
         let mut present = false;
-        for group in list.iter_mut() {
-            let Some(hs) = group.get_mut("hooks").and_then(Value::as_array_mut) else {
+        for group in list.elements() {
+            let Some(hs) = group.as_object().and_then(|g| g.array_value("hooks")) else {
                 continue;
             };
-            for hook in hs.iter_mut().filter(|h| is_ours(h, harness, event)) {
+            for hook in hs.elements().iter().filter_map(|h| h.as_object()) {
+                let Some(current) = string_at(&hook, "command") else {
+                    continue;
+                };
+                if !is_memd_command(&current, name, event) {
+                    continue;
+                }
                 present = true;
                 // Another socket, binary or role than this install's:
                 // brought in line.
-                if hook["command"] != wanted {
-                    hook["command"] = Value::String(wanted.clone());
+                if current != wanted {
+                    if let Some(prop) = hook.get("command") {
+                        prop.set_value(wanted.clone().into());
+                    }
                     changed = true;
                 }
             }
         }
         if !present {
-            list.push(json!({
-                "hooks": [{"type": "command", "command": wanted, "timeout": HOOK_TIMEOUT_SECS}]
-            }));
+            list.append(input(&json!({"hooks": [harness.hook_entry(&wanted)]})));
             changed = true;
         }
     }
     // memd's hooks for events this harness does not have (an earlier
     // version installed SessionEnd for Codex) are taken out; nobody else's.
-    let mut emptied = Vec::new();
-    for (event, list) in hooks.iter_mut() {
-        if events(harness).contains(&event.as_str()) {
-            continue;
-        }
-        let Some(list) = list.as_array_mut() else {
+    let installed: Vec<&str> = harness.events().iter().map(|e| e.name).collect();
+    for prop in hooks.properties() {
+        let Some(event) = prop.decoded_name() else {
             continue;
         };
-        let mut removed = false;
-        list.retain_mut(|group| {
-            let Some(hs) = group.get_mut("hooks").and_then(Value::as_array_mut) else {
-                return true;
-            };
-            let before = hs.len();
-            hs.retain(|h| !is_ours(h, harness, event));
-            if hs.len() == before {
-                return true;
-            }
-            removed = true;
-            // A group that held only memd's hook goes with it.
-            !hs.is_empty()
-        });
-        changed |= removed;
-        if removed && list.is_empty() {
-            emptied.push(event.clone());
+        if !installed.contains(&event.as_str()) {
+            changed |= take_out(&hooks, &event, &|c| is_memd_command(c, name, &event));
         }
-    }
-    for event in emptied {
-        hooks.remove(&event);
     }
     Ok(changed)
 }
 
-/// Merges the hooks into one JSON settings file: the user's, or the
-/// project's (in `repo`).
+/// Takes every hook of memd's for this harness out of a settings document
+/// (and what memd's alone filled: a group, an event's list, `hooks`).
+/// Returns whether anything changed.
+pub fn remove_hooks(doc: &Doc, harness: &str) -> bool {
+    let top = doc.object();
+    let Some(hooks) = top.object_value("hooks") else {
+        return false;
+    };
+    let mut changed = false;
+    for prop in hooks.properties() {
+        if let Some(event) = prop.decoded_name() {
+            changed |= take_out(&hooks, &event, &|c| is_memd_hook(c, harness));
+        }
+    }
+    if changed {
+        drop_if_empty(&top, "hooks");
+    }
+    changed
+}
+
+/// Merges the hooks into one settings file: the user's, or the project's
+/// (in `repo`); `extra` makes the agent's other settings in the same file
+/// (Claude Code's permissions, Gemini CLI's MCP server).
 pub fn install_hooks(
     path: &Path,
     options: &Options,
-    harness: &str,
+    harness: &dyn Harness,
     place: Place<'_>,
+    extra: &dyn Fn(&Doc) -> Result<bool, String>,
 ) -> Result<Plan, String> {
-    let (read, mut doc) = read_json(path, place)?;
+    let (read, doc) = files::read_doc(path, place, harness.dialect())?;
     let named = |e: String| format!("{}: {e}; left as it is", path.display());
-    let mut changed = merge_hooks(&mut doc, options, harness).map_err(named)?;
-    // The user's Claude Code settings also let memd's MCP tools run.
-    if harness == "claude" && options.project.is_none() {
-        changed |= super::mcp_servers::allow_in_claude(&mut doc).map_err(named)?;
-    }
+    let mut changed = merge_hooks(&doc, options, harness).map_err(named)?;
+    changed |= extra(&doc).map_err(named)?;
     if !changed {
         return Ok(Plan::Done(Step::new(path, Outcome::AlreadyThere)));
     }
-    let mode = match place {
-        Place::User => files::PRIVATE,
-        Place::Project(_) => files::SHARED,
-    };
-    files::plan(read, json_text(&doc)?, mode, files::is_json)
+    files::plan_doc(read, &doc, place, harness.dialect())
+}
+
+/// Takes memd's hooks (and what `extra` takes out beside them) out of one
+/// settings file; a file memd is not in is left alone.
+pub fn uninstall_hooks(
+    path: &Path,
+    harness: &dyn Harness,
+    place: Place<'_>,
+    extra: &dyn Fn(&Doc) -> bool,
+) -> Result<Plan, String> {
+    let (read, doc) = files::read_doc(path, place, harness.dialect())?;
+    if read.current.is_none() {
+        return Ok(Plan::Done(Step::new(path, Outcome::NotThere)));
+    }
+    let mut changed = remove_hooks(&doc, harness.name());
+    changed |= extra(&doc);
+    if !changed {
+        return Ok(Plan::Done(Step::new(path, Outcome::NotThere)));
+    }
+    files::plan_doc(read, &doc, place, harness.dialect())
 }
 
 #[cfg(test)]
@@ -178,6 +229,8 @@ mod tests {
     use std::path::PathBuf;
 
     use super::*;
+    use crate::harness::{claude::Claude, codex::Codex};
+    use crate::install::json_doc::Dialect;
 
     fn options() -> Options {
         Options {
@@ -194,61 +247,69 @@ mod tests {
         }
     }
 
+    fn doc(value: Value) -> Doc {
+        Doc::parse(
+            &serde_json::to_string_pretty(&value).unwrap(),
+            Dialect::Json,
+        )
+        .unwrap()
+    }
+
     #[test]
     fn a_socket_other_than_the_default_is_in_every_command_and_updates_old_ones() {
-        let mut doc = json!({});
-        merge_hooks(&mut doc, &options(), "claude").unwrap();
+        let doc = doc(json!({}));
+        merge_hooks(&doc, &options(), &Claude).unwrap();
         let custom = Options {
             hook_socket: Some(PathBuf::from("/tmp/my sockets/it's.sock")),
             ..options()
         };
-        assert!(merge_hooks(&mut doc, &custom, "claude").unwrap());
-        for event in events("claude") {
-            let hooks = doc["hooks"][event].as_array().unwrap();
+        assert!(merge_hooks(&doc, &custom, &Claude).unwrap());
+        let value = doc.value();
+        for event in Claude.events() {
+            let hooks = value["hooks"][event.name].as_array().unwrap();
             assert_eq!(hooks.len(), 1, "updated in place, not added");
             assert_eq!(
                 hooks[0]["hooks"][0]["command"],
-                format!("/usr/bin/memctl hook claude {event} --agent backend-engineer --socket '/tmp/my sockets/it'\\''s.sock'")
+                format!("/usr/bin/memctl hook claude {} --agent backend-engineer --socket '/tmp/my sockets/it'\\''s.sock'", event.name)
             );
         }
-        assert!(!merge_hooks(&mut doc, &custom, "claude").unwrap());
+        assert!(!merge_hooks(&doc, &custom, &Claude).unwrap());
         // Back to the default socket: the flag goes.
-        assert!(merge_hooks(&mut doc, &options(), "claude").unwrap());
-        assert!(!doc.to_string().contains("--socket"));
+        assert!(merge_hooks(&doc, &options(), &Claude).unwrap());
+        assert!(!doc.text().contains("--socket"));
     }
 
     #[test]
-    fn merging_keeps_other_hooks_and_is_idempotent() {
-        let mut doc = json!({
-            "model": "opus",
-            "hooks": {
-                "UserPromptSubmit": [{"hooks": [{"type": "command", "command": "date"}]}],
-                "PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "guard.sh"}]}]
-            }
-        });
-        assert!(merge_hooks(&mut doc, &options(), "claude").unwrap());
-        assert_eq!(doc["model"], "opus");
+    fn merging_keeps_other_hooks_is_idempotent_and_comes_out_again_to_the_byte() {
+        let text = "{\n  \"model\": \"opus\",\n  \"hooks\": {\n    \"UserPromptSubmit\": [{\"hooks\": [{\"type\": \"command\", \"command\": \"date\"}]}],\n    \"PreToolUse\": [{\"matcher\": \"Bash\", \"hooks\": [{\"type\": \"command\", \"command\": \"guard.sh\"}]}]\n  }\n}\n";
+        let doc = Doc::parse(text, Dialect::Json).unwrap();
+        assert!(merge_hooks(&doc, &options(), &Claude).unwrap());
+        let value = doc.value();
+        assert_eq!(value["model"], "opus");
         assert_eq!(
-            doc["hooks"]["PreToolUse"][0]["hooks"][0]["command"],
+            value["hooks"]["PreToolUse"][0]["hooks"][0]["command"],
             "guard.sh"
         );
-        let prompt = doc["hooks"]["UserPromptSubmit"].as_array().unwrap();
+        let prompt = value["hooks"]["UserPromptSubmit"].as_array().unwrap();
         assert_eq!(prompt.len(), 2);
         assert_eq!(prompt[0]["hooks"][0]["command"], "date");
         assert_eq!(
-            prompt[1]["hooks"][0]["command"],
-            "/usr/bin/memctl hook claude UserPromptSubmit --agent backend-engineer"
+            prompt[1]["hooks"][0],
+            json!({"type": "command", "command": "/usr/bin/memctl hook claude UserPromptSubmit --agent backend-engineer", "timeout": 5})
         );
-        let once = doc.clone();
-        assert!(!merge_hooks(&mut doc, &options(), "claude").unwrap());
-        assert_eq!(doc, once);
+        let once = doc.text();
+        assert!(!merge_hooks(&doc, &options(), &Claude).unwrap());
+        assert_eq!(doc.text(), once);
+        assert!(remove_hooks(&doc, "claude"));
+        assert_eq!(doc.text(), text);
+        assert!(!remove_hooks(&doc, "claude"));
     }
 
     #[test]
     fn codex_gets_stop_instead_of_session_end_and_loses_the_old_one() {
         // As an earlier memd left it: SessionEnd, which Codex never sends,
         // once alone and once beside somebody else's hook.
-        let mut doc = json!({
+        let doc = doc(json!({
             "hooks": {
                 "SessionEnd": [
                     {"hooks": [{"type": "command", "command": "/usr/bin/memctl hook codex SessionEnd"}]},
@@ -256,20 +317,21 @@ mod tests {
                 ],
                 "PreCompact": []
             }
-        });
-        assert!(merge_hooks(&mut doc, &options(), "codex").unwrap());
-        let hooks = doc["hooks"].as_object().unwrap();
+        }));
+        assert!(merge_hooks(&doc, &options(), &Codex).unwrap());
+        let value = doc.value();
+        let hooks = value["hooks"].as_object().unwrap();
         for event in ["SessionStart", "UserPromptSubmit", "Stop"] {
             assert!(
                 hooks[event][0]["hooks"][0]["command"]
                     .as_str()
                     .unwrap()
                     .contains(&format!("hook codex {event}")),
-                "{doc}"
+                "{value}"
             );
         }
         let end = hooks["SessionEnd"].as_array().unwrap();
-        assert_eq!(end.len(), 1, "{doc}");
+        assert_eq!(end.len(), 1, "{value}");
         assert_eq!(
             end[0]["hooks"],
             json!([{"type": "command", "command": "notify.sh"}])
@@ -279,19 +341,19 @@ mod tests {
             json!([]),
             "other lists are left as they are"
         );
-        let once = doc.clone();
-        assert!(!merge_hooks(&mut doc, &options(), "codex").unwrap());
-        assert_eq!(doc, once);
+        let once = doc.text();
+        assert!(!merge_hooks(&doc, &options(), &Codex).unwrap());
+        assert_eq!(doc.text(), once);
         // Claude Code keeps its SessionEnd.
-        let mut claude = json!({});
-        merge_hooks(&mut claude, &options(), "claude").unwrap();
-        assert!(claude["hooks"]["SessionEnd"].is_array());
-        assert!(claude["hooks"].get("Stop").is_none());
+        let claude = super::super::json_doc::Doc::parse("{}", Dialect::Json).unwrap();
+        merge_hooks(&claude, &options(), &Claude).unwrap();
+        assert!(claude.value()["hooks"]["SessionEnd"].is_array());
+        assert!(claude.value()["hooks"].get("Stop").is_none());
     }
 
     #[test]
     fn a_settings_file_of_the_wrong_shape_is_refused() {
-        assert!(merge_hooks(&mut json!([1]), &options(), "claude").is_err());
-        assert!(merge_hooks(&mut json!({"hooks": 3}), &options(), "claude").is_err());
+        assert!(merge_hooks(&doc(json!({"hooks": 3})), &options(), &Claude).is_err());
+        assert!(merge_hooks(&doc(json!({"hooks": {"Stop": 3}})), &options(), &Codex).is_err());
     }
 }

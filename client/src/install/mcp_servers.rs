@@ -1,23 +1,16 @@
-//! memd's MCP server (`memctl mcp`) registered with the agents, as their
-//! own commands would: Claude Code's user scope (`mcpServers.memd` in
-//! `~/.claude.json`, what `claude mcp add --scope user` writes) and Codex's
-//! `[mcp_servers.memd]` table in `~/.codex/config.toml`, which
-//! `codex_config` edits as a TOML document in the same write as Codex's
-//! hooks feature.
+//! memd's MCP server (`memctl mcp`) as the agents register it: the server
+//! (command and arguments), read back from a JSON settings document or
+//! Codex's `config.toml`, and registered in (or taken out of) a JSON
+//! settings document. Each agent's file in `crate::harness` says where.
 //!
 //! memd's tools run without asking, except `remember`, which writes into
-//! the repository (its `.memd/`) and so is the user's to approve: in Codex,
-//! the server's `default_tools_approval_mode = "approve"` with `remember`
-//! set to `"prompt"` (written with the table, then left to the user); in
-//! Claude Code, the other four tools in the user settings'
-//! `permissions.allow`.
+//! the repository (its `.memd/`) and so is the user's to approve: each
+//! agent's file says how it is told.
 
-use std::path::Path;
+use serde_json::Value;
 
-use serde_json::{json, Map, Value};
-
-use super::files::{self, json_text, read_json, Place, Plan};
-use super::{Options, Outcome, Step};
+use super::json_doc::{self, drop_if_empty, input, object_in, Doc};
+use super::Options;
 
 /// The name memd's server is registered under.
 pub const NAME: &str = "memd";
@@ -79,110 +72,108 @@ impl Server {
     }
 }
 
-/// memd's server in Claude Code's user configuration (`~/.claude.json`).
-pub fn in_claude(doc: &Value) -> Option<Server> {
-    Server::from_entry(doc.get("mcpServers")?.get(NAME)?)
-}
-
 /// memd's server in Codex's `config.toml`; `Err` when the file is not TOML.
 pub fn in_codex(text: &str) -> Result<Option<Server>, String> {
     let table = text
         .parse::<toml::Table>()
-        .map_err(super::codex_config::first_line)?;
+        .map_err(crate::harness::codex::config::first_line)?;
     let entry = table.get("mcp_servers").and_then(|s| s.get(NAME));
     let entry = entry.and_then(|e| serde_json::to_value(e).ok());
     Ok(entry.as_ref().and_then(Server::from_entry))
 }
 
-/// Registers the server in Claude Code's `~/.claude.json`, keeping every
-/// other key (and an `env` the user gave memd's entry).
-pub fn register_claude(path: &Path, options: &Options) -> Result<Plan, String> {
-    let server = Server::for_install(options);
-    let (read, mut doc) = read_json(path, Place::User)?;
-    if in_claude(&doc).as_ref() == Some(&server) {
-        return Ok(Plan::Done(Step::new(path, Outcome::Registered)));
-    }
-    let root = doc
-        .as_object_mut()
-        .ok_or(format!("{}: not a JSON object", path.display()))?;
-    let servers = root
-        .entry("mcpServers")
-        .or_insert_with(|| Value::Object(Map::new()))
-        .as_object_mut()
-        .ok_or(format!("{}: `mcpServers` is not an object", path.display()))?;
-    let env = servers
-        .get(NAME)
-        .and_then(|e| e.get("env"))
-        .cloned()
-        .unwrap_or_else(|| json!({}));
-    servers.insert(
-        NAME.to_string(),
-        json!({"type": "stdio", "command": server.command, "args": server.args, "env": env}),
-    );
-    files::plan(read, json_text(&doc)?, files::PRIVATE, files::is_json)
+/// memd's server in a JSON settings document, under `container`
+/// (`mcpServers`).
+pub fn in_json(doc: &Value, container: &str) -> Option<Server> {
+    Server::from_entry(doc.get(container)?.get(NAME)?)
 }
 
-/// Lets Claude Code run memd's [`APPROVED`] tools without asking: each
-/// one in the settings' `permissions.allow` (a user settings document).
-/// Returns whether anything changed.
-pub fn allow_in_claude(doc: &mut Value) -> Result<bool, String> {
-    let root = doc
-        .as_object_mut()
-        .ok_or("the settings file is not a JSON object")?;
-    let permissions = root
-        .entry("permissions")
-        .or_insert_with(|| Value::Object(Map::new()))
-        .as_object_mut()
-        .ok_or("`permissions` is not a JSON object")?;
-    let allow = permissions
-        .entry("allow")
-        .or_insert_with(|| Value::Array(Vec::new()))
-        .as_array_mut()
-        .ok_or("`permissions.allow` is not a list")?;
+/// Registers memd's server in a JSON settings document: `entry` under
+/// `container` (`mcpServers`) when there is none; when there is one, the
+/// `managed` keys of it brought in line with `entry` and every other key
+/// (an `env` the user gave it) kept. Returns whether anything changed.
+pub fn register_json(
+    doc: &Doc,
+    container: &str,
+    entry: &Value,
+    managed: &[&str],
+) -> Result<bool, String> {
+    let servers = object_in(&doc.object(), container, container)?;
+    let Some(prop) = servers.get(NAME) else {
+        servers.append(NAME, input(entry));
+        return Ok(true);
+    };
+    let current = prop
+        .object_value()
+        .ok_or(format!("`{container}.{NAME}` is not a JSON object"))?;
     let mut changed = false;
-    for tool in APPROVED {
-        let rule = Value::String(format!("mcp__{NAME}__{tool}"));
-        if !allow.contains(&rule) {
-            allow.push(rule);
-            changed = true;
+    for &key in managed {
+        let Some(wanted) = entry.get(key) else {
+            continue;
+        };
+        match current.get(key) {
+            Some(p) if p.value().and_then(|v| v.to_serde_value()).as_ref() == Some(wanted) => {}
+            Some(p) => {
+                p.set_value(input(wanted));
+                changed = true;
+            }
+            None => {
+                current.append(key, input(wanted));
+                changed = true;
+            }
         }
     }
     Ok(changed)
 }
 
+/// Takes memd's server out of a JSON settings document (and `container`,
+/// when memd's was all it held). Returns whether anything changed.
+pub fn unregister_json(doc: &Doc, container: &str) -> bool {
+    let top = doc.object();
+    let Some(prop) = top.object_value(container).and_then(|s| s.get(NAME)) else {
+        return false;
+    };
+    json_doc::remove(prop.into());
+    drop_if_empty(&top, container);
+    true
+}
+
 #[cfg(test)]
 mod tests {
+    use serde_json::json;
+
     use super::*;
+    use crate::install::json_doc::Dialect;
 
     #[test]
-    fn claude_may_run_the_tools_that_do_not_write_into_the_repository() {
-        let mut doc = json!({"permissions": {"allow": ["Bash(ls)", "mcp__memd__search"]}});
-        assert!(allow_in_claude(&mut doc).unwrap());
+    fn a_registration_is_made_brought_in_line_and_taken_out_keeping_the_rest() {
+        let text = "{\n  \"mcpServers\": {\n    \"docs\": {\"command\": \"d\"}\n  }\n}\n";
+        let doc = Doc::parse(text, Dialect::Json).unwrap();
+        let entry = json!({"type": "stdio", "command": "/m", "args": ["mcp"], "env": {}});
+        assert!(register_json(&doc, "mcpServers", &entry, &["command", "args"]).unwrap());
         assert_eq!(
-            doc["permissions"]["allow"],
-            json!([
-                "Bash(ls)",
-                "mcp__memd__search",
-                "mcp__memd__get",
-                "mcp__memd__explain",
-                "mcp__memd__feedback"
-            ])
-        );
-        assert!(!allow_in_claude(&mut doc).unwrap());
-        assert!(allow_in_claude(&mut json!({"permissions": []})).is_err());
-    }
-
-    #[test]
-    fn claudes_entry_is_read_back() {
-        let doc =
-            json!({"mcpServers": {"memd": {"type": "stdio", "command": "/m", "args": ["mcp"]}}});
-        assert_eq!(
-            in_claude(&doc),
+            in_json(&doc.value(), "mcpServers"),
             Some(Server {
                 command: "/m".into(),
                 args: vec!["mcp".into()]
             })
         );
-        assert_eq!(in_claude(&json!({"mcpServers": {}})), None);
+        assert!(!register_json(&doc, "mcpServers", &entry, &["command", "args"]).unwrap());
+        // Another binary: the command follows, the user's env stays.
+        let doc = Doc::parse(
+            &doc.text().replace("\"env\": {}", "\"env\": {\"A\": \"1\"}"),
+            Dialect::Json,
+        )
+        .unwrap();
+        let moved = json!({"type": "stdio", "command": "/n", "args": ["mcp"], "env": {}});
+        assert!(register_json(&doc, "mcpServers", &moved, &["command", "args"]).unwrap());
+        let value = doc.value();
+        assert_eq!(value["mcpServers"]["memd"]["command"], "/n");
+        assert_eq!(value["mcpServers"]["memd"]["env"]["A"], "1");
+        assert!(unregister_json(&doc, "mcpServers"));
+        assert_eq!(doc.text(), text);
+        assert!(!unregister_json(&doc, "mcpServers"));
+        let bad = Doc::parse("{\"mcpServers\": {\"memd\": 3}}", Dialect::Json).unwrap();
+        assert!(register_json(&bad, "mcpServers", &entry, &["command"]).is_err());
     }
 }

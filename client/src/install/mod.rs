@@ -1,20 +1,22 @@
-//! `memctl install`: memd's hooks into Claude Code's `settings.json` (user
-//! or project) and Codex CLI's hooks file, Codex's hooks turned on, memd's
-//! MCP server registered with both agents (user scope), and the service
-//! unit for the platform. Idempotent: a second run changes nothing.
-//! A file that is changed is backed up first; `--dry-run` shows the changes
-//! and writes nothing.
+//! `memctl install` and `memctl uninstall`: memd's hooks, MCP server and
+//! approvals put into (or taken out of) each agent's user settings, as its
+//! file in `crate::harness` says (or a repository's own Claude Code
+//! settings, with `--project`), and the service unit for the platform.
+//! Idempotent: a second run changes nothing. A file that is changed is
+//! backed up first; `--dry-run` shows the changes and writes nothing.
+//! Uninstall takes out exactly what install added: every other byte of the
+//! user's files stays.
 //!
-//! - [`hooks`]: merging the hooks into a harness's JSON settings.
-//! - [`codex_config`]: Codex's hooks feature on in its `config.toml`.
-//! - [`mcp_servers`]: `memctl mcp` registered with Claude Code and Codex.
+//! - [`hooks`]: memd's hooks in an agent's JSON settings.
+//! - [`json_doc`]: JSON settings edited as text, comments and layout kept.
+//! - [`mcp_servers`]: `memctl mcp` as the agents register it.
 //! - [`service`]: systemd units or the LaunchAgent.
 //! - [`files`]: each file read and decided first, then written through
 //!   memd's safe write path (`memd::safe_file`), backed up.
 
-mod codex_config;
-mod files;
-mod hooks;
+pub(crate) mod files;
+pub(crate) mod hooks;
+pub(crate) mod json_doc;
 pub mod mcp_servers;
 mod service;
 
@@ -23,7 +25,9 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{json, Value};
 
-use files::{Place, Plan};
+use files::Plan;
+
+use crate::harness::{self, claude};
 
 /// What to install.
 pub struct Options {
@@ -69,6 +73,15 @@ pub enum Outcome {
     Ran,
     /// The service-manager command failed; the detail says why.
     CouldNotRun,
+    /// Uninstall: memd is not in the file (or there is no file).
+    NotThere,
+    /// The agent is not on this machine: nothing of it was touched.
+    NotFound,
+    /// Uninstall: the file, which held only what memd put there, was
+    /// removed (and backed up).
+    Removed,
+    /// `--dry-run`: it would be removed.
+    WouldRemove,
 }
 
 impl Outcome {
@@ -84,6 +97,10 @@ impl Outcome {
             Outcome::LeftAlone => "left_alone",
             Outcome::Ran => "ran",
             Outcome::CouldNotRun => "could_not_run",
+            Outcome::NotThere => "not_there",
+            Outcome::NotFound => "not_found",
+            Outcome::Removed => "removed",
+            Outcome::WouldRemove => "would_remove",
         }
     }
 }
@@ -103,7 +120,7 @@ pub struct Step {
 }
 
 impl Step {
-    fn new(target: impl Into<Target>, outcome: Outcome) -> Step {
+    pub(crate) fn new(target: impl Into<Target>, outcome: Outcome) -> Step {
         Step {
             target: target.into().0,
             outcome,
@@ -126,7 +143,7 @@ impl Step {
 }
 
 /// A step's target: a path or a command line.
-struct Target(String);
+pub(crate) struct Target(String);
 
 impl From<&Path> for Target {
     fn from(path: &Path) -> Self {
@@ -163,6 +180,13 @@ impl fmt::Display for Step {
             Outcome::LeftAlone => write!(f, "{target}: left as it is")?,
             Outcome::Ran => write!(f, "ran: {target}")?,
             Outcome::CouldNotRun => write!(f, "could not run `{target}`")?,
+            Outcome::NotThere => write!(f, "{target}: memd is not in it")?,
+            Outcome::NotFound => write!(
+                f,
+                "{target}: not found on this machine, left out (install it, then run `memctl install` again)"
+            )?,
+            Outcome::Removed => write!(f, "{target}: removed")?,
+            Outcome::WouldRemove => write!(f, "{target}: would remove")?,
         }
         if let Some(detail) = &self.detail {
             write!(f, ": {detail}")?;
@@ -177,48 +201,25 @@ impl fmt::Display for Step {
     }
 }
 
-/// The hook events memd is installed for in a harness.
-pub fn hook_events(harness: &str) -> &'static [&'static str] {
-    hooks::events(harness)
-}
-
-/// Whether a hook command is memd's for this harness and event.
-pub fn is_memd_command(command: &str, harness: &str, event: &str) -> bool {
-    hooks::is_memd_command(command, harness, event)
-}
-
 /// `word` quoted for the shell hook commands run in.
 pub fn shell_word(word: &str) -> String {
     hooks::shell_word(word)
 }
 
-/// The name of Codex's hooks feature since 0.169.
-pub const CODEX_KEY: &str = codex_config::KEY;
-
-/// Whether Codex's config turns its hooks feature on or off, under either
-/// name; `None` when it does not say.
-pub fn codex_hooks_setting(config: &str) -> Option<bool> {
-    codex_config::setting(config)
-}
-
 /// The installed Codex's version, if Codex is installed.
 pub fn codex_version() -> Option<(u32, u32, u32)> {
-    codex_config::installed_version()
+    harness::codex::config::installed_version()
 }
 
 /// The name of Codex's hooks feature for that version.
 pub fn codex_key(version: Option<(u32, u32, u32)>) -> &'static str {
-    codex_config::key_for(version)
+    harness::codex::config::key_for(version)
 }
 
 /// What to do next on this machine, after the install's steps: which
 /// socket the hooks use, how memd gets started, and Codex's trust step,
 /// which is the user's to take.
-pub fn next_steps(
-    options: &Options,
-    steps: &[Step],
-    codex: Option<(u32, u32, u32)>,
-) -> Vec<String> {
+pub fn next_steps(options: &Options, steps: &[Step]) -> Vec<String> {
     let mut next = Vec::new();
     let socket = options.socket.display();
     next.push(match &options.hook_socket {
@@ -245,12 +246,9 @@ pub fn next_steps(
         format!("Start memd yourself, and keep it running: `{serve}` (or install without --no-service).")
     });
     if options.project.is_none() {
-        let version = codex.map_or("Codex (not installed yet)".to_string(), |(a, b, c)| {
-            format!("Codex {a}.{b}.{c}")
-        });
-        next.push(format!(
-            "{version} runs memd's hooks only once you trust them, and skips them without a word until then: run `codex` once and choose \"Trust all and continue\" at \"Hooks need review\" (again after any install that changes a hook command); or pass --dangerously-bypass-hook-trust to `codex exec`. memd never trusts them for you."
-        ));
+        for harness in harness::ALL {
+            next.extend(harness.next_steps());
+        }
     }
     next.push("Then check every link from hook to daemon: `memctl doctor`.".to_string());
     next
@@ -262,52 +260,69 @@ pub fn next_steps(
 pub fn install(options: &Options) -> Result<Vec<Step>, String> {
     let mut plans = Vec::new();
     match &options.project {
-        Some(repo) => plans.push(hooks::install_hooks(
-            &repo.join(".claude/settings.json"),
-            options,
-            "claude",
-            Place::Project(repo),
-        )?),
+        Some(repo) => plans.push(claude::install_project(repo, options)?),
         None => {
-            let home = &options.home;
-            plans.push(hooks::install_hooks(
-                &home.join(".claude/settings.json"),
-                options,
-                "claude",
-                Place::User,
-            )?);
-            plans.push(hooks::install_hooks(
-                &home.join(".codex/hooks.json"),
-                options,
-                "codex",
-                Place::User,
-            )?);
-            plans.push(codex_config::configure_codex(
-                &home.join(".codex/config.toml"),
-                options.codex_key,
-                &mcp_servers::Server::for_install(options),
-            )?);
-            plans.push(mcp_servers::register_claude(
-                &home.join(".claude.json"),
-                options,
-            )?);
+            for harness in harness::ALL {
+                if harness.detected(&options.home) {
+                    plans.extend(harness.install(options)?);
+                } else {
+                    plans.push(Plan::Done(Step::new(
+                        harness.label().to_string(),
+                        Outcome::NotFound,
+                    )));
+                }
+            }
         }
     }
     if options.service {
         plans.extend(service::plan_units(options)?);
     }
-    let mut done = Vec::new();
-    for plan in plans {
-        match plan {
-            Plan::Done(step) => done.push(step),
-            Plan::Write(write) => match files::apply(write, options.dry_run) {
-                Ok(step) => done.push(step),
-                Err(err) => return Err(written_before(err, &done)),
-            },
-        }
-    }
+    let mut done = carry_out(plans, options.dry_run)?;
     if options.service && !options.dry_run {
         done.extend(service::start(options, &done));
+    }
+    Ok(done)
+}
+
+/// Runs the whole uninstall: what install added taken out of every agent's
+/// user settings (or the project's), and the service stopped and its units
+/// removed. Every file is read and decided first, as for install.
+pub fn uninstall(options: &Options) -> Result<Vec<Step>, String> {
+    let mut plans = Vec::new();
+    match &options.project {
+        Some(repo) => plans.push(claude::uninstall_project(repo)?),
+        None => {
+            for harness in harness::ALL {
+                plans.extend(harness.uninstall(options)?);
+            }
+        }
+    }
+    let mut done = Vec::new();
+    if options.service {
+        let units = service::plan_removal(options)?;
+        // Stopped before its units go.
+        if !options.dry_run && units.iter().any(|p| matches!(p, Plan::Remove(_))) {
+            done.extend(service::stop(options));
+        }
+        plans.extend(units);
+    }
+    done.extend(carry_out(plans, options.dry_run)?);
+    Ok(done)
+}
+
+/// Carries out the planned writes and removals in order.
+fn carry_out(plans: Vec<Plan>, dry_run: bool) -> Result<Vec<Step>, String> {
+    let mut done = Vec::new();
+    for plan in plans {
+        let step = match plan {
+            Plan::Done(step) => Ok(step),
+            Plan::Write(write) => files::apply(write, dry_run),
+            Plan::Remove(read) => files::remove(read, dry_run),
+        };
+        match step {
+            Ok(step) => done.push(step),
+            Err(err) => return Err(written_before(err, &done)),
+        }
     }
     Ok(done)
 }
@@ -317,7 +332,7 @@ pub fn install(options: &Options) -> Result<Vec<Step>, String> {
 fn written_before(err: String, done: &[Step]) -> String {
     let written: Vec<String> = done
         .iter()
-        .filter(|s| s.outcome == Outcome::Written)
+        .filter(|s| matches!(s.outcome, Outcome::Written | Outcome::Removed))
         .map(Step::to_string)
         .collect();
     match written.is_empty() {

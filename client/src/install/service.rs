@@ -6,7 +6,7 @@
 use std::path::Path;
 use std::process::Command;
 
-use super::files::{plan_file, Plan, SHARED};
+use super::files::{plan_file, plan_file_removal, Plan, SHARED};
 use super::{Options, Outcome, Step};
 
 /// The unit files for this platform, planned.
@@ -26,6 +26,31 @@ pub fn plan_units(options: &Options) -> Result<Vec<Plan>, String> {
         )?,
         plan_file(&dir.join("memd.service"), &service, SHARED)?,
     ])
+}
+
+/// The unit files for this platform, planned for removal (uninstall).
+pub fn plan_removal(options: &Options) -> Result<Vec<Plan>, String> {
+    if cfg!(target_os = "macos") {
+        return Ok(vec![plan_file_removal(&plist_path(options))?]);
+    }
+    let dir = options.home.join(".config/systemd/user");
+    Ok(vec![
+        plan_file_removal(&dir.join("memd.socket"))?,
+        plan_file_removal(&dir.join("memd.service"))?,
+    ])
+}
+
+/// Tells the service manager to stop memd and forget it, before its units
+/// are removed (reported, not fatal, like [`start`]).
+pub fn stop(options: &Options) -> Vec<Step> {
+    if cfg!(target_os = "macos") {
+        let target = plist_path(options).display().to_string();
+        return vec![run("launchctl", &["unload", "-w", &target])];
+    }
+    vec![run(
+        "systemctl",
+        &["--user", "disable", "--now", "memd.socket", "memd.service"],
+    )]
 }
 
 /// Tells the service manager, once the units are written: systemd always

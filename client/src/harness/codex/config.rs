@@ -9,15 +9,21 @@
 //! A file that does not parse is left as it is, with the reason; a result
 //! that does not read back as the same settings plus memd's is never
 //! written; a file with CRLF line ends keeps them.
+//!
+//! Uninstall ([`remove`]) takes out memd's server table and the feature
+//! setting where memd turned it on: that line carries [`MARK`] as its
+//! comment, so a setting the user had (or renamed from the old key) stays.
+//! An inline `features = {...}` holds no comment: memd's setting there is
+//! left in place by uninstall.
 
 use std::path::Path;
 use std::process::Command;
 
 use toml_edit::{value, Array, DocumentMut, Item, Table, TableLike};
 
-use super::files::{self, Place, Plan, Write};
-use super::mcp_servers::{in_codex, Server, ASKS, NAME};
-use super::{Outcome, Step};
+use crate::install::files::{self, Place, Plan, Write};
+use crate::install::mcp_servers::{in_codex, Server, ASKS, NAME};
+use crate::install::{Outcome, Step};
 
 /// The feature key hooks have had since Codex 0.169.
 pub const KEY: &str = "hooks";
@@ -57,6 +63,19 @@ pub fn key_for(version: Option<(u32, u32, u32)>) -> &'static str {
     }
 }
 
+/// The comment on the feature setting where memd turned it on.
+pub const MARK: &str = "# memctl install";
+
+/// Whether a setting carries [`MARK`]: memd turned it on.
+fn marked(item: &Item) -> bool {
+    item.as_value().is_some_and(|v| {
+        v.decor()
+            .suffix()
+            .and_then(|s| s.as_str())
+            .is_some_and(|s| s.trim() == MARK)
+    })
+}
+
 /// What the edit comes to.
 #[derive(Debug, PartialEq, Eq)]
 pub struct Edit {
@@ -76,7 +95,7 @@ impl Edit {
 }
 
 /// The first line of a TOML parser's message.
-pub(super) fn first_line(err: impl std::fmt::Display) -> String {
+pub(crate) fn first_line(err: impl std::fmt::Display) -> String {
     err.to_string()
         .lines()
         .next()
@@ -120,6 +139,8 @@ fn table_in<'a>(
 /// Turns the hooks feature on in `doc` under `key`. Returns whether
 /// anything changed.
 fn enable_hooks_in(doc: &mut DocumentMut, key: &str) -> Result<bool, String> {
+    // An inline table holds no comment: the setting goes in unmarked there.
+    let inline = matches!(doc.get("features"), Some(Item::Value(_)));
     let features = table_in(doc.as_table_mut(), "features", "features")?;
     let other = if key == KEY { LEGACY_KEY } else { KEY };
     // A name set to something other than true: the user's to change.
@@ -140,12 +161,25 @@ fn enable_hooks_in(doc: &mut DocumentMut, key: &str) -> Result<bool, String> {
         Some((Some(false) | None, value)) => return Err(set_otherwise(other, value)),
         // `codex_hooks = true` under a Codex that calls it `hooks` (or the
         // reverse): the same setting, under the name this Codex reads.
-        Some((Some(true), _)) => {
+        // The setting renamed: still whoever's it was, so marked only
+        // where memd had turned it on.
+        Some((Some(true), old)) => {
+            let ours = marked(old);
             features.remove(other);
+            if !ours {
+                features.insert(key, value(true));
+                return Ok(true);
+            }
         }
         None => {}
     }
-    features.insert(key, value(true));
+    let on = toml_edit::Value::from(true);
+    let on = if inline {
+        on
+    } else {
+        on.decorated(" ", format!(" {MARK}"))
+    };
+    features.insert(key, Item::Value(on));
     Ok(true)
 }
 
@@ -326,6 +360,54 @@ fn reads_back(old: &str, new: &str, key: &str, server: &Server, all: bool) -> Re
     Ok(())
 }
 
+/// `text` without what memd added: its server table, and the feature
+/// setting where it carries [`MARK`] (with `[features]` or `[mcp_servers]`
+/// where memd's was all they held). `Ok(None)` when memd is not in it;
+/// `Err` when it does not parse.
+pub fn remove(text: &str) -> Result<Option<String>, String> {
+    let mut doc: DocumentMut = text
+        .parse()
+        .map_err(|e| format!("not valid TOML ({}); left as it is", first_line(e)))?;
+    let mut changed = false;
+    for (table, keys) in [
+        ("features", vec![KEY, LEGACY_KEY]),
+        ("mcp_servers", vec![NAME]),
+    ] {
+        let Some(parent) = doc.get_mut(table).and_then(Item::as_table_like_mut) else {
+            continue;
+        };
+        let mut removed = false;
+        for key in keys {
+            let ours = table != "features" || parent.get(key).is_some_and(marked);
+            if ours && parent.remove(key).is_some() {
+                removed = true;
+            }
+        }
+        if removed && parent.is_empty() {
+            doc.remove(table);
+        }
+        changed |= removed;
+    }
+    if !changed {
+        return Ok(None);
+    }
+    let mut new = doc.to_string();
+    if text.contains("\r\n") {
+        new = new.replace("\r\n", "\n").replace('\n', "\r\n");
+    }
+    Ok(Some(new))
+}
+
+/// Codex CLI's `config.toml` without memd's settings, planned.
+pub fn unconfigure_codex(path: &Path) -> Result<Plan, String> {
+    let read = files::read(path, Place::User)?;
+    match remove(read.text()?).map_err(|e| format!("{}: {e}", path.display()))? {
+        Some(new) if new.trim().is_empty() => files::plan_removal(read),
+        Some(new) => files::plan(read, new, files::PRIVATE, files::is_toml),
+        None => Ok(Plan::Done(Step::new(path, Outcome::NotThere))),
+    }
+}
+
 /// Codex CLI's `config.toml`, planned in one write (one backup): its
 /// hooks turned on under the name `key`, and memd's MCP server registered.
 pub fn configure_codex(path: &Path, key: &str, server: &Server) -> Result<Plan, String> {
@@ -392,7 +474,7 @@ mod tests {
     fn an_empty_or_missing_file_gets_both_tables() {
         assert_eq!(
             changed("", LEGACY_KEY),
-            format!("[features]\ncodex_hooks = true\n\n{SERVER}")
+            format!("[features]\ncodex_hooks = true # memctl install\n\n{SERVER}")
         );
     }
 
@@ -401,7 +483,7 @@ mod tests {
         let text = "model = \"gpt-5-codex\" # mine\n\n[features] # flags\nweb_search = true\n\n[projects.\"/src/a\"]\ntrust_level = \"trusted\"\n";
         let new = changed(text, KEY);
         assert!(
-            new.starts_with("model = \"gpt-5-codex\" # mine\n\n[features] # flags\nweb_search = true\nhooks = true\n\n[projects.\"/src/a\"]\ntrust_level = \"trusted\"\n"),
+            new.starts_with("model = \"gpt-5-codex\" # mine\n\n[features] # flags\nweb_search = true\nhooks = true # memctl install\n\n[projects.\"/src/a\"]\ntrust_level = \"trusted\"\n"),
             "{new}"
         );
         assert!(new.ends_with(&format!("\n\n{SERVER}")), "{new}");
@@ -463,7 +545,7 @@ mod tests {
         assert!(!new.replace("\r\n", "").contains('\n'), "{new:?}");
         assert!(
             new.starts_with(
-                "model = \"o3\"\r\n\r\n[features]\r\nweb_search = true\r\nhooks = true\r\n"
+                "model = \"o3\"\r\n\r\n[features]\r\nweb_search = true\r\nhooks = true # memctl install\r\n"
             ),
             "{new:?}"
         );
@@ -491,7 +573,7 @@ mod tests {
         // A key of the same name in another table is not the setting.
         assert!(
             changed("[profiles.fast]\ncodex_hooks = false\n", LEGACY_KEY)
-                .contains("[features]\ncodex_hooks = true\n")
+                .contains("[features]\ncodex_hooks = true # memctl install\n")
         );
         // memd's server written as something else than a table.
         let e = edit("mcp_servers = 3\n", KEY, &server(None));
@@ -536,6 +618,33 @@ mod tests {
             edit("features.hooks = true\n[mcp_servers.memd]\ncommand = \"/opt/memd bin/memctl\"\nargs = [\"mcp\"]\n", KEY, &server(None)),
             Edit { new: None, refused: None }
         );
+    }
+
+    #[test]
+    fn what_install_added_is_taken_out_to_the_byte_and_the_users_settings_stay() {
+        for text in [
+            "",
+            "model = \"gpt-5-codex\" # mine\n\n[features] # flags\nweb_search = true\n\n[projects.\"/src/a\"]\ntrust_level = \"trusted\"\n",
+            "[mcp_servers.docs]\ncommand = \"docs\"\n",
+            "model = \"o3\"\r\n\r\n[features]\r\nweb_search = true\r\n",
+            "features.web_search = true\n",
+        ] {
+            let new = changed(text, KEY);
+            let back = remove(&new).unwrap().unwrap();
+            assert_eq!(back.trim(), text.trim(), "{new}");
+            assert_eq!(back, text, "{new}");
+            assert_eq!(remove(&back).unwrap(), None);
+        }
+        // A setting the user made stays: memd did not add it.
+        let mine = "[features]\nhooks = true\n";
+        let new = changed(mine, KEY);
+        assert_eq!(remove(&new).unwrap().unwrap(), mine);
+        let renamed = changed("[features]\ncodex_hooks = true\n", KEY);
+        assert_eq!(
+            remove(&renamed).unwrap().unwrap(),
+            "[features]\nhooks = true\n"
+        );
+        assert!(remove("not = [toml\n").is_err());
     }
 
     #[test]
