@@ -106,7 +106,11 @@ pub fn render(mut entries: Vec<Entry>, budget_chars: usize) -> Answer {
                     source: e.item.source.to_string(),
                 })
                 .collect();
-            return Answer { block, items };
+            return Answer {
+                block,
+                items,
+                first_of_session: false,
+            };
         }
         let victim = drop_candidate(&entries);
         entries.remove(victim);

@@ -1,7 +1,8 @@
-//! The real agents: Claude Code and Codex CLI, pinned, installed from npm
-//! into a cache under the build directory, run non-interactively against a
-//! fake model server on loopback (Anthropic Messages; OpenAI Responses
-//! through a `model_providers` entry), in a scratch home where `memctl
+//! The real agents: Claude Code, Codex CLI and Gemini CLI, pinned,
+//! installed from npm into a cache under the build directory, run
+//! non-interactively against a fake model server on loopback (Anthropic
+//! Messages; OpenAI Responses through a `model_providers` entry; the Gemini
+//! API through `GOOGLE_GEMINI_BASE_URL`), in a scratch home where `memctl
 //! install` put memd's hooks for the test's daemon (its socket in the hook
 //! commands, no `MEMD_SOCKET` in the agent's environment).
 //!
@@ -25,6 +26,8 @@ use serde_json::{json, Value};
 const CLAUDE_CODE: &str = "@anthropic-ai/claude-code@2.1.197";
 /// The Codex CLI the test runs.
 const CODEX_CLI: &str = "@openai/codex@0.169.0";
+/// The Gemini CLI the test runs.
+const GEMINI_CLI: &str = "@google/gemini-cli@0.61.0";
 /// What the fake model answers.
 const REPLY: &str = "I raised max_connections and the pool no longer runs dry.";
 
@@ -69,6 +72,8 @@ enum Api {
     Anthropic,
     /// OpenAI Responses (`/v1/responses`), streamed.
     OpenAi,
+    /// The Gemini API (`/v1beta/models/M:streamGenerateContent`).
+    Gemini,
 }
 
 /// A fake model server: every request's path and body kept, each answered
@@ -105,6 +110,7 @@ impl FakeModel {
             .filter(|(path, _)| {
                 (path.starts_with("/v1/messages") && !path.contains("count_tokens"))
                     || path.starts_with("/v1/responses")
+                    || path.contains(":streamGenerateContent")
             })
             .map(|(_, body)| body.clone())
             .collect()
@@ -168,6 +174,103 @@ fn wants_mcp_calls(body: &str) -> bool {
     body.contains(MCP_MARKER)
         && !body.contains("tool_result")
         && !body.contains("function_call_output")
+        && !body.contains("functionResponse")
+}
+
+/// The scripted calls as the Gemini API offers tools: each a function
+/// declaration (`mcp_memd_feedback`). `None` when the request does not
+/// offer them.
+fn gemini_calls(request: &Value) -> Option<Vec<(Offered, Value)>> {
+    let declared: Vec<String> = request["tools"]
+        .as_array()?
+        .iter()
+        .flat_map(|t| {
+            t["functionDeclarations"]
+                .as_array()
+                .cloned()
+                .unwrap_or_default()
+        })
+        .filter_map(|f| f["name"].as_str().map(str::to_string))
+        .collect();
+    let offered = declared
+        .into_iter()
+        .map(|name| Offered {
+            name,
+            namespace: None,
+        })
+        .collect::<Vec<_>>();
+    let request =
+        json!({"tools": offered.iter().map(|o| json!({"name": o.name})).collect::<Vec<_>>()});
+    mcp_calls(&request)
+}
+
+/// The Gemini API's envelope around one model turn.
+fn gemini_turn(parts: Value) -> Value {
+    json!({
+        "candidates": [{"content": {"role": "model", "parts": parts}, "finishReason": "STOP", "index": 0}],
+        "usageMetadata": {"promptTokenCount": 10, "candidatesTokenCount": 5, "totalTokenCount": 15}
+    })
+}
+
+/// A value of the shape a JSON schema asks for (the CLI's side requests
+/// that want JSON back).
+fn from_schema(schema: &Value) -> Value {
+    if let Some(first) = schema["enum"].as_array().and_then(|e| e.first()) {
+        return first.clone();
+    }
+    match schema["type"]
+        .as_str()
+        .unwrap_or("object")
+        .to_ascii_lowercase()
+        .as_str()
+    {
+        "object" => Value::Object(
+            schema["properties"]
+                .as_object()
+                .into_iter()
+                .flatten()
+                .map(|(k, v)| (k.clone(), from_schema(v)))
+                .collect(),
+        ),
+        "array" => json!([]),
+        "integer" | "number" => json!(10),
+        "boolean" => json!(false),
+        _ => json!("fake"),
+    }
+}
+
+/// The Gemini API's answer to one request on `path`.
+fn gemini_answer(path: &str, request: &Value, body: &str) -> (&'static str, String) {
+    if path.contains(":countTokens") {
+        return ("application/json", json!({"totalTokens": 10}).to_string());
+    }
+    let schema = &request["generationConfig"];
+    let schema = if schema["responseJsonSchema"].is_object() {
+        &schema["responseJsonSchema"]
+    } else {
+        &schema["responseSchema"]
+    };
+    let parts = match wants_mcp_calls(body)
+        .then(|| gemini_calls(request))
+        .flatten()
+    {
+        Some(calls) => Value::Array(
+            calls
+                .iter()
+                .map(|(tool, args)| json!({"functionCall": {"name": tool.name, "args": args}}))
+                .collect(),
+        ),
+        None if schema.is_object() && !path.contains(":streamGenerateContent") => {
+            json!([{"text": from_schema(schema).to_string()}])
+        }
+        None => json!([{"text": REPLY}]),
+    };
+    let turn = gemini_turn(parts);
+    if path.contains(":streamGenerateContent") {
+        ("text/event-stream", format!("data: {turn}\n\n"))
+    } else {
+        ("application/json", turn.to_string())
+    }
 }
 
 /// Server-sent events, each named by its type.
@@ -305,13 +408,15 @@ fn serve(stream: TcpStream, kept: &Mutex<Vec<(String, String)>>, api: Api) {
         let calls = wants_mcp_calls(&body)
             .then(|| mcp_calls(&request))
             .flatten();
-        let (kind, payload) = if let Some(calls) = calls.filter(|_| {
+        let (kind, payload) = if matches!(api, Api::Gemini) {
+            gemini_answer(&path, &request, &body)
+        } else if let Some(calls) = calls.filter(|_| {
             path.starts_with("/v1/responses")
                 || (path.starts_with("/v1/messages") && request["stream"] == true)
         }) {
             let stream = match api {
                 Api::OpenAi => openai_calls_stream(&calls),
-                Api::Anthropic => anthropic_calls_stream(&model, &calls),
+                _ => anthropic_calls_stream(&model, &calls),
             };
             ("text/event-stream", stream)
         } else if matches!(api, Api::OpenAi) {
@@ -387,6 +492,11 @@ struct World {
 
 impl World {
     fn new() -> World {
+        World::new_with(|_| {})
+    }
+
+    /// A world whose scratch home `prepare` fills before the install.
+    fn new_with(prepare: impl FnOnce(&Path)) -> World {
         let sandbox = Sandbox::new();
         sandbox.write(
             "g.yaml",
@@ -408,6 +518,7 @@ impl World {
         let daemon = Daemon::start(&sandbox);
         let home = sandbox.dir.path().join("home");
         std::fs::create_dir_all(&home).unwrap();
+        prepare(&home);
         let world = World {
             _sandbox: sandbox,
             daemon,
@@ -487,6 +598,35 @@ impl World {
             .lines()
             .filter_map(|l| serde_json::from_str(l).ok())
             .collect()
+    }
+
+    /// `gemini -p PROMPT -o json ARGS` against `api`: its exit code and
+    /// result (`Null` when it printed none).
+    fn gemini(
+        &self,
+        gemini: &Path,
+        api: &FakeModel,
+        prompt: &str,
+        args: &[&str],
+    ) -> (Option<i32>, Value) {
+        let mut all = vec!["-p", prompt, "-o", "json"];
+        all.extend_from_slice(args);
+        let out = self.output(
+            gemini,
+            &all,
+            &[
+                ("GOOGLE_GEMINI_BASE_URL", &api.url),
+                ("GEMINI_API_KEY", "not-a-key"),
+                ("GEMINI_CLI_NO_RELAUNCH", "true"),
+                ("NO_COLOR", "1"),
+            ],
+        );
+        let text = stdout(&out);
+        let result = text
+            .find('{')
+            .and_then(|start| serde_json::from_str(&text[start..]).ok())
+            .unwrap_or(Value::Null);
+        (out.status.code(), result)
     }
 
     /// What the last call of a hook event came to (panics if there was
@@ -702,4 +842,99 @@ fn codex_cli_gets_memds_block_through_its_real_hooks() {
 
     let (code, shown) = world.doctor();
     assert_eq!(code, Some(0), "{shown}");
+}
+
+#[test]
+fn gemini_cli_gets_memds_block_through_its_real_hooks() {
+    let Some(gemini_bin) = npm_binary(GEMINI_CLI, "gemini") else {
+        return;
+    };
+    // Gemini CLI's own settings, as a user of the API would have them: the
+    // API key's auth, a model (no routing call), no usage statistics, and
+    // its session cleanup off (it can remove a resumed session's file).
+    let world = World::new_with(|home| {
+        std::fs::create_dir_all(home.join(".gemini")).unwrap();
+        std::fs::write(
+            home.join(".gemini/settings.json"),
+            "{\n  // the user's own\n  \"security\": {\"auth\": {\"selectedType\": \"gemini-api-key\"}},\n  \"model\": {\"name\": \"gemini-2.5-flash\"},\n  \"privacy\": {\"usageStatisticsEnabled\": false},\n  \"general\": {\"sessionRetention\": {\"enabled\": false}},\n  \"tools\": {\"useRipgrep\": false}\n}\n",
+        )
+        .unwrap();
+    });
+    let api = FakeModel::start(Api::Gemini);
+    let settings = std::fs::read_to_string(world.home.join(".gemini/settings.json")).unwrap();
+    assert!(settings.contains("// the user's own"), "{settings}");
+    assert!(settings.contains("hook gemini BeforeAgent"), "{settings}");
+
+    // The repository is not trusted yet: Gemini CLI would load no hook;
+    // doctor says so and how to trust it.
+    let (code, shown) = world.doctor();
+    assert_eq!(code, Some(1), "{shown}");
+    assert!(
+        shown.contains("FAIL gemini folder trust in") && shown.contains("TRUST_FOLDER"),
+        "{shown}"
+    );
+    let (code, _) = world.gemini(&gemini_bin, &api, PROMPT, &[]);
+    assert_ne!(code, Some(0), "an untrusted folder ran headless");
+    std::fs::write(
+        world.home.join(".gemini/trustedFolders.json"),
+        json!({world.repo.to_str().unwrap(): "TRUST_FOLDER"}).to_string(),
+    )
+    .unwrap();
+
+    // A session: the prompt's block, and the session's start with the line
+    // on memd's tools, reach the model with the first prompt.
+    let (code, first) = world.gemini(&gemini_bin, &api, PROMPT, &[]);
+    assert_eq!(code, Some(0), "{first}");
+    assert_eq!(first["response"], REPLY, "{first}");
+    let session = first["session_id"].as_str().unwrap().to_string();
+    let copies = copies_in_last(&api);
+    assert!(copies >= 1, "memd's block is not in the model request");
+    let request = api.messages().pop().unwrap();
+    assert!(
+        request.contains("memd's MCP tools"),
+        "no tools line: {request}"
+    );
+    assert!(world.hook_outcome("gemini", "BeforeAgent")["injected"].is_object());
+    assert_eq!(world.hook_outcome("gemini", "SessionEnd"), "recorded");
+
+    // The evaluator reads Gemini CLI's own transcript.
+    assert!(world.judged(&session) >= 1);
+
+    // Resumed: the block is in the history, not added again, and the
+    // first prompt is still there.
+    let (code, resumed) = world.gemini(&gemini_bin, &api, RESUMED_PROMPT, &["--resume", "latest"]);
+    assert_eq!(code, Some(0), "{resumed}");
+    assert_eq!(resumed["session_id"], session.as_str(), "{resumed}");
+    assert_eq!(
+        copies_in_last(&api),
+        copies,
+        "the resumed session got the block again"
+    );
+    assert!(api.messages().pop().unwrap().contains(PROMPT));
+
+    // A turn where the model calls memd's MCP tools: `feedback` runs as
+    // install's policy allows it; `remember`, which writes into the
+    // repository, is allowed by a rule of the user's own, as a user would.
+    std::fs::write(
+        world.home.join(".gemini/policies/mine.toml"),
+        "[[rule]]\nmcpName = \"memd\"\ntoolName = \"mcp_memd_remember\"\ndecision = \"allow\"\npriority = 100\n",
+    )
+    .unwrap();
+    let before = world.pool_score();
+    let (code, turn) = world.gemini(&gemini_bin, &api, MCP_PROMPT, &[]);
+    assert_eq!(code, Some(0), "{turn}");
+    world.assert_mcp_turn_took_effect(&api, before);
+
+    let (code, shown) = world.doctor();
+    assert_eq!(code, Some(0), "{shown}");
+    assert!(shown.contains("ok   gemini folder trust"), "{shown}");
+
+    // memd down: Gemini CLI runs as before, and nothing of memd's reaches
+    // the model.
+    let mut world = world;
+    world.daemon.stop();
+    let (code, alone) = world.gemini(&gemini_bin, &api, PROMPT, &[]);
+    assert_eq!(code, Some(0), "{alone}");
+    assert_eq!(alone["response"], REPLY, "{alone}");
+    assert_eq!(copies_in_last(&api), 0, "memd's block without memd");
 }

@@ -106,11 +106,11 @@ Usage:
   memctl mcp                  a Model Context Protocol server on stdio for the
                               agent (tools: search, get, explain, feedback,
                               remember), in the working directory's context
-  memctl hook claude|codex [EVENT] [--agent ROLE]
+  memctl hook claude|codex|gemini [EVENT] [--agent ROLE]
                               for agent hooks: reads the hook's JSON on stdin
                               (SessionStart, UserPromptSubmit, SessionEnd;
-                              Codex's Stop) and prints the context to inject;
-                              always exits 0
+                              Codex's Stop; Gemini CLI's BeforeAgent) and
+                              prints the context to inject; always exits 0
 
 Every command takes --json (print the daemon's answer as JSON) and
 --socket PATH (default: $MEMD_SOCKET, else $XDG_RUNTIME_DIR/memd/memd.sock,

@@ -164,7 +164,11 @@ impl Handler {
             Ok(answered) => answered,
             Err(err) => return Response::error(ErrorKind::BadRequest, err.to_string()),
         };
-        self.record(&query, &answer, held_back, &weak);
+        let first_of_session = self.record(&query, &answer, held_back, &weak);
+        let answer = crate::protocol::Answer {
+            first_of_session,
+            ..answer
+        };
         let micros = started.elapsed().as_secs_f64() * 1e6;
         self.shared
             .latencies
@@ -193,16 +197,17 @@ impl Handler {
     /// session clock, even when nothing is shown), the lessons learned
     /// evidence held back from a session's prompt, and the lessons shown on
     /// a `weak` match (a verdict on them counts only for showings like it).
+    /// Returns whether the query was its session's first.
     fn record(
         &self,
         query: &Query,
         answer: &crate::protocol::Answer,
         held_back: Vec<String>,
         weak: &[String],
-    ) {
+    ) -> bool {
         let session_id = query.session_id.as_deref().filter(|s| !s.is_empty());
         if answer.items.is_empty() && session_id.is_none() {
-            return;
+            return false;
         }
         let held_back = if session_id.is_some() {
             held_back
@@ -247,7 +252,7 @@ impl Handler {
             id.to_string()
         });
         if answer.items.is_empty() && !new_session && held_back.is_empty() {
-            return;
+            return false;
         }
         {
             let mut last = self
@@ -278,6 +283,7 @@ impl Handler {
             held_back,
             tags,
         });
+        new_session
     }
 
     /// Registers the repository a query comes from, the first time a query

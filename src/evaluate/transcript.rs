@@ -1,4 +1,4 @@
-//! Session transcripts (JSON Lines) of both harnesses:
+//! Session transcripts (JSON Lines) of the agents:
 //!
 //! - Claude Code: user lines with text or tool results, assistant lines with
 //!   text and `tool_use` blocks. Sidechain, meta and compact-summary lines
@@ -9,6 +9,13 @@
 //!   `event_msg` lines (which repeat the response items) and the context
 //!   Codex wraps in a tag of its own (`<environment_context>...`, AGENTS.md
 //!   instructions) are skipped.
+//! - Gemini CLI's chat records: `user` and `gemini` messages (`content` a
+//!   string or a list of parts; a model message's `toolCalls` beside it; a
+//!   function's response as the user's part). A message is appended again
+//!   when it changes, under the same `id`: the last record read wins. The
+//!   first line (the session's metadata), `$set` patches and the context
+//!   Gemini CLI wraps in a tag of its own (`<session_context>`, hooks'
+//!   `<hook_context>`, memd's block among them) are skipped.
 //!
 //! Reading starts at a byte offset and stops after the last complete line,
 //! so each evaluation reads only what was added since the previous one.
@@ -50,8 +57,16 @@ pub fn read_from(path: &Path, offset: u64) -> std::io::Result<Chunk> {
     file.read_to_end(&mut bytes)?;
     let complete = bytes.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
     let text = String::from_utf8_lossy(&bytes[..complete]);
+    // A record appended again under its id replaces the one before.
+    let mut turns: Vec<(Option<String>, Turn)> = Vec::new();
+    for (id, turn) in text.lines().filter_map(parse_record) {
+        if let Some(id) = &id {
+            turns.retain(|(earlier, _)| earlier.as_ref() != Some(id));
+        }
+        turns.push((id, turn));
+    }
     Ok(Chunk {
-        turns: text.lines().filter_map(parse_line).collect(),
+        turns: turns.into_iter().map(|(_, turn)| turn).collect(),
         next_offset: offset + complete as u64,
     })
 }
@@ -62,19 +77,72 @@ fn flag(v: &Value, key: &str) -> bool {
 
 /// One transcript line as a turn, or `None` for lines that are not one.
 pub fn parse_line(line: &str) -> Option<Turn> {
+    parse_record(line).map(|(_, turn)| turn)
+}
+
+/// One transcript line as a turn, with the id under which a later line may
+/// replace it (Gemini CLI's records).
+fn parse_record(line: &str) -> Option<(Option<String>, Turn)> {
     let v: Value = serde_json::from_str(line).ok()?;
     if flag(&v, "isSidechain") || flag(&v, "isMeta") || flag(&v, "isCompactSummary") {
         return None;
     }
+    let id = || v.get("id").and_then(Value::as_str).map(str::to_string);
     let role = match v.get("type")?.as_str()? {
+        "user" if v.get("message").is_none() => {
+            return gemini_message(&v, Role::User).map(|t| (id(), t))
+        }
+        "gemini" => return gemini_message(&v, Role::Assistant).map(|t| (id(), t)),
         "user" => Role::User,
         "assistant" => Role::Assistant,
-        "response_item" => return codex_item(v.get("payload")?),
+        "response_item" => return codex_item(v.get("payload")?).map(|t| (None, t)),
         _ => return None,
     };
     let content = v.get("message")?.get("content")?;
     let mut text = String::new();
     collect_text(content, &mut text);
+    (!text.trim().is_empty()).then_some((None, Turn { role, text }))
+}
+
+/// A Gemini CLI message as a turn: its text (but what Gemini CLI wraps in
+/// a tag of its own), a function's response on the user's side, and the
+/// model's tool calls as `[name] arguments`.
+fn gemini_message(v: &Value, role: Role) -> Option<Turn> {
+    let mut text = String::new();
+    match v.get("content")? {
+        Value::String(s) => push_line(&mut text, s),
+        Value::Array(parts) => {
+            for part in parts {
+                if let Some(t) = part.get("text").and_then(Value::as_str) {
+                    if !harness_context(t) {
+                        push_line(&mut text, t);
+                    }
+                } else if let Some(response) = part.get("functionResponse") {
+                    let name = response
+                        .get("name")
+                        .and_then(Value::as_str)
+                        .unwrap_or("tool");
+                    let output = response.get("response").map_or(String::new(), |r| {
+                        r.get("output")
+                            .and_then(Value::as_str)
+                            .map_or_else(|| r.to_string(), str::to_string)
+                    });
+                    push_line(&mut text, &format!("[{name} result] {output}"));
+                }
+            }
+        }
+        _ => {}
+    }
+    for call in v
+        .get("toolCalls")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        let name = call.get("name").and_then(Value::as_str).unwrap_or("tool");
+        let args = call.get("args").map(Value::to_string).unwrap_or_default();
+        push_line(&mut text, &format!("[{name}] {args}"));
+    }
     (!text.trim().is_empty()).then_some(Turn { role, text })
 }
 
@@ -261,6 +329,37 @@ mod tests {
             assert!(!turns.iter().any(|t| t.text.contains(absent)), "{absent}");
         }
         assert_eq!(turns.len(), 9);
+    }
+
+    #[test]
+    fn reads_gemini_clis_chat_records_the_last_of_each_id_winning() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("session.jsonl");
+        std::fs::write(
+            &path,
+            include_str!("../../tests/fixtures/gemini-chat.jsonl"),
+        )
+        .unwrap();
+        let turns = read_from(&path, 0).unwrap().turns;
+        let texts: Vec<(Role, &str)> = turns.iter().map(|t| (t.role, t.text.as_str())).collect();
+        assert_eq!(
+            texts,
+            [
+                (Role::User, "Add idempotency to the webhook handler"),
+                (
+                    Role::Assistant,
+                    "[run_shell_command] {\"command\":\"pnpm test webhooks\"}"
+                ),
+                (
+                    Role::User,
+                    "[run_shell_command result] duplicate key value violates unique constraint (SQLSTATE 23505)"
+                ),
+                (
+                    Role::Assistant,
+                    "I added a unique constraint on the event id before acknowledging."
+                ),
+            ]
+        );
     }
 
     #[test]

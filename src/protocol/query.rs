@@ -252,6 +252,11 @@ pub struct Answer {
     pub block: String,
     /// Each item in the block, in rendering order.
     pub items: Vec<SelectedItem>,
+    /// The query was the first memd heard of its session: a hook that
+    /// brings a session's start with its first prompt (Gemini CLI) adds
+    /// the line on memd's tools then.
+    #[serde(default)]
+    pub first_of_session: bool,
 }
 
 /// One item of an answer, with the numbers that selected it.

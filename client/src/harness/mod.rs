@@ -7,6 +7,7 @@
 //!
 //! - [`claude`]: Claude Code.
 //! - [`codex`]: Codex CLI (its `config.toml` edited in [`codex::config`]).
+//! - [`gemini`]: Gemini CLI.
 //!
 //! What they share lives where it is done: the hook commands and the
 //! `hooks.<Event>[].hooks[]` settings shape in `install::hooks`, the safe
@@ -16,6 +17,7 @@
 
 pub mod claude;
 pub mod codex;
+pub mod gemini;
 
 use std::path::{Path, PathBuf};
 
@@ -82,6 +84,14 @@ pub trait Harness: Sync {
         Dialect::Json
     }
 
+    /// Whether a session's start comes with its first prompt instead of at
+    /// its own event (Gemini CLI: context given at its SessionStart is put
+    /// in front of the first prompt's text, and a resumed session then
+    /// drops that prompt with it).
+    fn start_with_first_prompt(&self) -> bool {
+        false
+    }
+
     /// The most context it keeps from one hook, in characters.
     fn context_cap(&self) -> u32 {
         10_000
@@ -134,7 +144,7 @@ pub trait Harness: Sync {
 }
 
 /// Every agent memd wires into.
-pub static ALL: [&dyn Harness; 2] = [&claude::Claude, &codex::Codex];
+pub static ALL: [&dyn Harness; 3] = [&claude::Claude, &codex::Codex, &gemini::Gemini];
 
 /// The agent named `name` in a hook command.
 pub fn named(name: &str) -> Option<&'static dyn Harness> {

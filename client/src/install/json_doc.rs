@@ -22,7 +22,6 @@ pub enum Dialect {
     /// Strict JSON.
     Json,
     /// JSON with comments and trailing commas.
-    #[cfg_attr(not(test), expect(dead_code, reason = "Gemini CLI's settings, next"))]
     Jsonc,
 }
 
@@ -90,7 +89,7 @@ impl Doc {
     }
 
     /// The document as a value.
-    #[cfg_attr(not(test), expect(dead_code, reason = "Gemini CLI's settings, next"))]
+    #[cfg(test)]
     pub fn value(&self) -> Value {
         self.root.to_serde_value().unwrap_or(Value::Null)
     }
