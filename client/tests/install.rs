@@ -507,6 +507,11 @@ fn uninstall_gives_back_every_settings_file_to_the_byte() {
         ".codex/config.toml",
         "# my Codex\r\nmodel = \"gpt-5-codex\" # the good one\r\n\r\n[features]\r\nweb_search_request = true\r\n\r\n[mcp_servers.docs]\r\ncommand = \"docs-mcp\"\r\n",
     );
+    // Gemini CLI's settings allow comments and trailing commas.
+    write(
+        ".gemini/settings.json",
+        "{\n  // the theme I like\n  \"ui\": { \"theme\": \"GitHub\" },\n  \"hooks\": {\n    \"AfterAgent\": [{\"hooks\": [{\"type\": \"command\", \"command\": \"notify-send done\", \"timeout\": 2000}]}],\n  },\n  \"mcpServers\": {\n    \"docs\": {\n      \"command\": \"docs-mcp\", /* mine */\n    },\n  },\n}\n",
+    );
     let before = snapshot(home.path());
 
     fake_systemctl(home.path());
@@ -515,6 +520,9 @@ fn uninstall_gives_back_every_settings_file_to_the_byte() {
     assert_ne!(snapshot(home.path()), before);
     let units = home.path().join(".config/systemd/user");
     assert!(units.join("memd.socket").exists());
+    let gemini = std::fs::read_to_string(home.path().join(".gemini/settings.json")).unwrap();
+    assert!(gemini.contains("hook gemini BeforeAgent"), "{gemini}");
+    assert!(home.path().join(".gemini/policies/memd.toml").exists());
 
     // A dry run shows what would go, and changes nothing.
     let installed_files = snapshot(home.path());
