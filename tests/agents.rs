@@ -28,6 +28,8 @@ const CLAUDE_CODE: &str = "@anthropic-ai/claude-code@2.1.197";
 const CODEX_CLI: &str = "@openai/codex@0.169.0";
 /// The Gemini CLI the test runs.
 const GEMINI_CLI: &str = "@google/gemini-cli@0.61.0";
+/// The OpenCode the test runs.
+const OPENCODE: &str = "opencode-ai@1.18.33";
 /// What the fake model answers.
 const REPLY: &str = "I raised max_connections and the pool no longer runs dry.";
 
@@ -74,6 +76,8 @@ enum Api {
     OpenAi,
     /// The Gemini API (`/v1beta/models/M:streamGenerateContent`).
     Gemini,
+    /// OpenAI Chat Completions (`/v1/chat/completions`), streamed.
+    OpenAiChat,
 }
 
 /// A fake model server: every request's path and body kept, each answered
@@ -107,10 +111,12 @@ impl FakeModel {
             .lock()
             .unwrap()
             .iter()
-            .filter(|(path, _)| {
+            .filter(|(path, body)| {
                 (path.starts_with("/v1/messages") && !path.contains("count_tokens"))
                     || path.starts_with("/v1/responses")
                     || path.contains(":streamGenerateContent")
+                    // A turn, not the title a new session gets (no tools).
+                    || (path.starts_with("/v1/chat/completions") && body.contains("\"tools\""))
             })
             .map(|(_, body)| body.clone())
             .collect()
@@ -175,6 +181,46 @@ fn wants_mcp_calls(body: &str) -> bool {
         && !body.contains("tool_result")
         && !body.contains("function_call_output")
         && !body.contains("functionResponse")
+        && !body.contains("\"role\":\"tool\"")
+}
+
+/// The scripted calls as Chat Completions offers tools (`memd_feedback`).
+fn chat_calls(request: &Value) -> Option<Vec<(Offered, Value)>> {
+    let tools: Vec<Value> = request["tools"]
+        .as_array()?
+        .iter()
+        .filter_map(|t| t["function"]["name"].as_str())
+        .map(|name| json!({"name": name}))
+        .collect();
+    mcp_calls(&json!({ "tools": tools }))
+}
+
+/// The Chat Completions stream for one answer: text, or tool calls.
+fn chat_stream(request: &Value, body: &str) -> String {
+    let chunk = |delta: Value, finish: Value| {
+        let chunk = json!({"id": "c1", "object": "chat.completion.chunk", "created": 0, "model": request["model"], "choices": [{"index": 0, "delta": delta, "finish_reason": finish}], "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}});
+        format!("data: {chunk}\n\n")
+    };
+    let calls = wants_mcp_calls(body).then(|| chat_calls(request)).flatten();
+    let mut stream = match calls {
+        Some(calls) => {
+            let calls: Vec<Value> = calls
+                .iter()
+                .enumerate()
+                .map(|(i, (tool, args))| json!({"index": i, "id": format!("call_{i}"), "type": "function", "function": {"name": tool.name, "arguments": args.to_string()}}))
+                .collect();
+            chunk(
+                json!({"role": "assistant", "tool_calls": calls}),
+                Value::Null,
+            ) + &chunk(json!({}), json!("tool_calls"))
+        }
+        None => {
+            chunk(json!({"role": "assistant", "content": REPLY}), Value::Null)
+                + &chunk(json!({}), json!("stop"))
+        }
+    };
+    stream.push_str("data: [DONE]\n\n");
+    stream
 }
 
 /// The scripted calls as the Gemini API offers tools: each a function
@@ -410,6 +456,8 @@ fn serve(stream: TcpStream, kept: &Mutex<Vec<(String, String)>>, api: Api) {
             .flatten();
         let (kind, payload) = if matches!(api, Api::Gemini) {
             gemini_answer(&path, &request, &body)
+        } else if matches!(api, Api::OpenAiChat) {
+            ("text/event-stream", chat_stream(&request, &body))
         } else if let Some(calls) = calls.filter(|_| {
             path.starts_with("/v1/responses")
                 || (path.starts_with("/v1/messages") && request["stream"] == true)
@@ -541,8 +589,13 @@ impl World {
         Command::new(program)
             .current_dir(&self.repo)
             .args(args)
+            // As a shell would set it: OpenCode takes its project from it.
+            .env("PWD", &self.repo)
             .env("HOME", &self.home)
             .env("XDG_STATE_HOME", self.home.join(".local/state"))
+            .env("XDG_CONFIG_HOME", self.home.join(".config"))
+            .env("XDG_DATA_HOME", self.home.join(".local/share"))
+            .env("XDG_CACHE_HOME", self.home.join(".cache"))
             .envs(env.iter().copied())
             .env_remove("MEMD_SOCKET")
             .env_remove("OPENAI_API_KEY")
@@ -627,6 +680,34 @@ impl World {
             .and_then(|start| serde_json::from_str(&text[start..]).ok())
             .unwrap_or(Value::Null);
         (out.status.code(), result)
+    }
+
+    /// `opencode run -m fake/m --format json PROMPT ARGS` (the prompt's
+    /// words as words of their own): its exit code and the session it ran.
+    fn opencode(
+        &self,
+        opencode: &Path,
+        prompt: &str,
+        args: &[&str],
+        env: &[(&str, &str)],
+    ) -> (Option<i32>, String) {
+        let mut all = vec!["run", "-m", "fake/m", "--format", "json"];
+        all.extend_from_slice(args);
+        all.extend(prompt.split_whitespace());
+        let mut env = env.to_vec();
+        env.extend([
+            ("OPENCODE_DISABLE_MODELS_FETCH", "1"),
+            ("OPENCODE_DISABLE_AUTOUPDATE", "1"),
+            ("OPENCODE_DISABLE_SHARE", "1"),
+            ("OPENCODE_DISABLE_LSP_DOWNLOAD", "1"),
+        ]);
+        let out = self.output(opencode, &all, &env);
+        let session = stdout(&out)
+            .lines()
+            .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+            .find_map(|e| e["sessionID"].as_str().map(str::to_string))
+            .unwrap_or_default();
+        (out.status.code(), session)
     }
 
     /// What the last call of a hook event came to (panics if there was
@@ -936,5 +1017,97 @@ fn gemini_cli_gets_memds_block_through_its_real_hooks() {
     let (code, alone) = world.gemini(&gemini_bin, &api, PROMPT, &[]);
     assert_eq!(code, Some(0), "{alone}");
     assert_eq!(alone["response"], REPLY, "{alone}");
+    assert_eq!(copies_in_last(&api), 0, "memd's block without memd");
+}
+
+#[test]
+fn opencode_gets_memds_block_through_its_plugin() {
+    let Some(opencode_bin) = npm_binary(OPENCODE, "opencode") else {
+        return;
+    };
+    let api = FakeModel::start(Api::OpenAiChat);
+    // OpenCode's own config, as a user of an OpenAI-compatible provider
+    // would have it (the provider's package ships inside OpenCode); the
+    // package OpenCode installs for plugins marked as present, so the run
+    // needs no registry.
+    let url = api.url.clone();
+    let world = World::new_with(|home| {
+        let dir = home.join(".config/opencode");
+        std::fs::create_dir_all(dir.join("node_modules")).unwrap();
+        std::fs::write(
+            dir.join("package-lock.json"),
+            json!({"packages": {"": {"dependencies": {"@opencode-ai/plugin": "1.18.33"}}}})
+                .to_string(),
+        )
+        .unwrap();
+        std::fs::write(
+            dir.join("opencode.jsonc"),
+            format!("{{\n  // the user's own\n  \"provider\": {{\n    \"fake\": {{\"npm\": \"@ai-sdk/openai-compatible\", \"name\": \"Fake\", \"options\": {{\"baseURL\": \"{url}/v1\", \"apiKey\": \"not-a-key\"}}, \"models\": {{\"m\": {{\"name\": \"Fake M\"}}}}}}\n  }},\n  \"autoupdate\": false\n}}\n"),
+        )
+        .unwrap();
+    });
+    let config =
+        std::fs::read_to_string(world.home.join(".config/opencode/opencode.jsonc")).unwrap();
+    assert!(
+        config.contains("// the user's own") && config.contains("\"memd_remember\": \"ask\""),
+        "{config}"
+    );
+    assert!(world
+        .home
+        .join(".config/opencode/plugins/memd.js")
+        .is_file());
+
+    // A session: the prompt's block, and the session's start with the line
+    // on memd's tools, reach the model with the first prompt.
+    let (code, session) = world.opencode(&opencode_bin, PROMPT, &[], &[]);
+    assert_eq!(code, Some(0));
+    assert!(session.starts_with("ses_"), "{session}");
+    let copies = copies_in_last(&api);
+    assert!(copies >= 1, "memd's block is not in the model request");
+    let request = api.messages().pop().unwrap();
+    assert!(
+        request.contains("memd's MCP tools"),
+        "no tools line: {request}"
+    );
+    assert!(world.hook_outcome("opencode", "chat.message")["injected"].is_object());
+    assert_eq!(world.hook_outcome("opencode", "session.idle"), "recorded");
+
+    // The evaluator reads the session's messages as the plugin wrote them.
+    assert!(world.judged(&session) >= 1);
+
+    // Resumed: the block is in the history, not added again.
+    let (code, resumed) =
+        world.opencode(&opencode_bin, RESUMED_PROMPT, &["--session", &session], &[]);
+    assert_eq!(code, Some(0));
+    assert_eq!(resumed, session);
+    assert_eq!(
+        copies_in_last(&api),
+        copies,
+        "the resumed session got the block again"
+    );
+
+    // A turn where the model calls memd's MCP tools: `feedback` runs;
+    // `remember`, which asks (and which `opencode run` refuses), is
+    // allowed for this run as a user would.
+    let before = world.pool_score();
+    let (code, _) = world.opencode(
+        &opencode_bin,
+        MCP_PROMPT,
+        &[],
+        &[("OPENCODE_PERMISSION", "{\"memd_remember\": \"allow\"}")],
+    );
+    assert_eq!(code, Some(0));
+    world.assert_mcp_turn_took_effect(&api, before);
+
+    let (code, shown) = world.doctor();
+    assert_eq!(code, Some(0), "{shown}");
+    assert!(shown.contains("ok   plugin "), "{shown}");
+
+    // memd down: OpenCode runs as before, and nothing of memd's reaches
+    // the model.
+    let mut world = world;
+    world.daemon.stop();
+    let (code, _) = world.opencode(&opencode_bin, PROMPT, &[], &[]);
+    assert_eq!(code, Some(0));
     assert_eq!(copies_in_last(&api), 0, "memd's block without memd");
 }

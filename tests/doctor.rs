@@ -22,6 +22,7 @@ fn memctl(sandbox: &Sandbox, home: &Path, args: &[&str]) -> Output {
         .current_dir(sandbox.dir.path())
         .args(args)
         .env("HOME", home)
+        .env("XDG_CONFIG_HOME", home.join(".config"))
         .env("XDG_STATE_HOME", home.join(".local/state"))
         .env_remove("MEMD_SOCKET")
         .output()

@@ -92,7 +92,8 @@ Usage:
                               judge finished sessions (progress on stderr)
   memctl install [--project DIR] [--dry-run] [--no-service] [--agent ROLE]
                               add memd's hooks to Claude Code's settings.json
-                              (user, or the project's) and Codex's hooks file,
+                              (user, or the project's), Codex's hooks file,
+                              Gemini CLI's settings and OpenCode (a plugin),
                               turn Codex's hooks on, and install the service
                               unit; idempotent, with backups of edited files
                               (--json: each step as JSON)
@@ -106,11 +107,12 @@ Usage:
   memctl mcp                  a Model Context Protocol server on stdio for the
                               agent (tools: search, get, explain, feedback,
                               remember), in the working directory's context
-  memctl hook claude|codex|gemini [EVENT] [--agent ROLE]
+  memctl hook claude|codex|gemini|opencode [EVENT] [--agent ROLE]
                               for agent hooks: reads the hook's JSON on stdin
                               (SessionStart, UserPromptSubmit, SessionEnd;
-                              Codex's Stop; Gemini CLI's BeforeAgent) and
-                              prints the context to inject; always exits 0
+                              Codex's Stop; Gemini CLI's BeforeAgent; memd's
+                              OpenCode plugin's chat.message, session.idle)
+                              and prints the context to inject; always exits 0
 
 Every command takes --json (print the daemon's answer as JSON) and
 --socket PATH (default: $MEMD_SOCKET, else $XDG_RUNTIME_DIR/memd/memd.sock,

@@ -29,6 +29,7 @@ fn install_beside(home: &Path, args: &[&str], version: &str) -> std::process::Ou
         .arg("install")
         .args(args)
         .env("HOME", home)
+        .env("XDG_CONFIG_HOME", home.join(".config"))
         .env("PATH", path)
         .env_remove("MEMD_SOCKET")
         .output()
@@ -243,10 +244,10 @@ fn json_output_lists_each_step() {
     assert!(targets[2].ends_with(".codex/hooks.json"), "{targets:?}");
     assert!(targets[3].ends_with(".codex/config.toml"), "{targets:?}");
     for step in steps {
-        // Gemini CLI is not on this machine (no ~/.gemini, no `gemini` on
-        // the PATH): left out, and said.
+        // Gemini CLI and OpenCode are not on this machine (no ~/.gemini or
+        // ~/.config/opencode, and not on the PATH): left out, and said.
         let outcome = match step["target"].as_str() {
-            Some("Gemini CLI") => "not_found",
+            Some("Gemini CLI" | "OpenCode") => "not_found",
             _ => "would_write",
         };
         assert_eq!(step["outcome"], outcome, "{step}");
@@ -444,6 +445,7 @@ fn uninstall(home: &Path, args: &[&str]) -> std::process::Output {
         .arg("uninstall")
         .args(args)
         .env("HOME", home)
+        .env("XDG_CONFIG_HOME", home.join(".config"))
         .env("PATH", path)
         .env_remove("MEMD_SOCKET")
         .output()
@@ -512,6 +514,11 @@ fn uninstall_gives_back_every_settings_file_to_the_byte() {
         ".gemini/settings.json",
         "{\n  // the theme I like\n  \"ui\": { \"theme\": \"GitHub\" },\n  \"hooks\": {\n    \"AfterAgent\": [{\"hooks\": [{\"type\": \"command\", \"command\": \"notify-send done\", \"timeout\": 2000}]}],\n  },\n  \"mcpServers\": {\n    \"docs\": {\n      \"command\": \"docs-mcp\", /* mine */\n    },\n  },\n}\n",
     );
+    // OpenCode's config allows comments too.
+    write(
+        ".config/opencode/opencode.jsonc",
+        "{\n  \"$schema\": \"https://opencode.ai/config.json\",\n  // my model\n  \"model\": \"anthropic/claude-sonnet-4\",\n  \"permission\": {\n    \"bash\": \"ask\",\n  },\n  \"mcp\": {\n    \"docs\": {\"type\": \"local\", \"command\": [\"docs-mcp\"]},\n  },\n}\n",
+    );
     let before = snapshot(home.path());
 
     fake_systemctl(home.path());
@@ -523,6 +530,16 @@ fn uninstall_gives_back_every_settings_file_to_the_byte() {
     let gemini = std::fs::read_to_string(home.path().join(".gemini/settings.json")).unwrap();
     assert!(gemini.contains("hook gemini BeforeAgent"), "{gemini}");
     assert!(home.path().join(".gemini/policies/memd.toml").exists());
+    assert!(home
+        .path()
+        .join(".config/opencode/plugins/memd.js")
+        .exists());
+    let opencode =
+        std::fs::read_to_string(home.path().join(".config/opencode/opencode.jsonc")).unwrap();
+    assert!(
+        opencode.contains("\"memd_remember\": \"ask\""),
+        "{opencode}"
+    );
 
     // A dry run shows what would go, and changes nothing.
     let installed_files = snapshot(home.path());

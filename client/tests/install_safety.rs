@@ -15,6 +15,7 @@ fn install(home: &Path, args: &[&str]) -> Output {
         .arg("--no-service")
         .args(args)
         .env("HOME", home)
+        .env("XDG_CONFIG_HOME", home.join(".config"))
         .env("PATH", "/usr/bin:/bin")
         .env_remove("MEMD_SOCKET")
         .output()

@@ -145,7 +145,7 @@ fn shell_words(command: &str) -> Vec<String> {
 /// The socket a hook command talks to: its `--socket`, else the default
 /// (`MEMD_SOCKET` in the agent's environment would change that; memd
 /// cannot see the agent's environment).
-fn hook_socket(words: &[String]) -> PathBuf {
+pub(crate) fn hook_socket(words: &[String]) -> PathBuf {
     words
         .iter()
         .position(|w| w == "--socket")
@@ -222,6 +222,7 @@ pub fn run(socket: &Path, home: &Path, cwd: &Path) -> Vec<Check> {
 fn hook_checks(home: &Path, cwd: &Path) -> Vec<Check> {
     let mut files: Vec<(PathBuf, &dyn Harness)> = harness::ALL
         .iter()
+        .filter(|h| h.command_hooks())
         .map(|h| (h.hooks_file(home), *h))
         .collect();
     if let Some(repo) = crate::env_tags::repository_of(cwd) {
@@ -292,20 +293,13 @@ fn hook_checks(home: &Path, cwd: &Path) -> Vec<Check> {
             ));
         }
         for socket in sockets {
-            let what = format!("{} talks to {}", name, socket.display());
-            match answers(&socket) {
-                Ok(()) => checks.push(Check::pass(what, "a memd of yours answers there")),
-                Err(err) => checks.push(Check::fail(
-                    what,
-                    err.to_string(),
-                    format!(
-                        "start memd on that socket (`memd serve --socket {0}`), or install the hooks for the socket memd serves (`memctl install --socket PATH`)",
-                        install::shell_word(&socket.to_string_lossy())
-                    ),
-                )),
-            }
+            checks.push(socket_check(&name, &socket));
         }
     }
+    // A plugin of memd's (checked by its agent's own checks) is hooks too.
+    any |= harness::ALL
+        .iter()
+        .any(|h| !h.command_hooks() && h.hooks_file(home).is_file());
     if !any {
         checks.push(Check::fail(
             "hooks",
@@ -314,6 +308,23 @@ fn hook_checks(home: &Path, cwd: &Path) -> Vec<Check> {
         ));
     }
     checks
+}
+
+/// Whether a memd of the user's answers on the socket `what` (hooks in a
+/// file, a plugin) talks to.
+pub(crate) fn socket_check(what: &str, socket: &Path) -> Check {
+    let name = format!("{what} talks to {}", socket.display());
+    match answers(socket) {
+        Ok(()) => Check::pass(name, "a memd of yours answers there"),
+        Err(err) => Check::fail(
+            name,
+            err.to_string(),
+            format!(
+                "start memd on that socket (`memd serve --socket {0}`), or install the hooks for the socket memd serves (`memctl install --socket PATH`)",
+                install::shell_word(&socket.to_string_lossy())
+            ),
+        ),
+    }
 }
 
 /// Whether the hooks have been heard from, and how their last calls went.

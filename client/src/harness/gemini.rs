@@ -95,7 +95,7 @@ impl Harness for Gemini {
     }
 
     fn detected(&self, home: &Path) -> bool {
-        home.join(".gemini").is_dir() || on_path("gemini")
+        home.join(".gemini").is_dir() || super::on_path("gemini")
     }
 
     fn install(&self, options: &Options) -> Result<Vec<Plan>, String> {
@@ -172,12 +172,6 @@ fn policy() -> String {
         "# Written by `memctl install`, removed by `memctl uninstall`: memd's MCP tools\n# that only read, or change only what memd has learned, run without asking.\n# `remember` writes into the repository, so it is not here: it asks first.\n[[rule]]\nmcpName = \"{NAME}\"\ntoolName = [{}]\ndecision = \"allow\"\npriority = 100\n",
         tools.join(", ")
     )
-}
-
-/// Whether `program` is a file in a directory of the `PATH`.
-fn on_path(program: &str) -> bool {
-    std::env::var_os("PATH")
-        .is_some_and(|path| std::env::split_paths(&path).any(|dir| dir.join(program).is_file()))
 }
 
 /// How Gemini CLI decides whether `folder` is trusted: folder trust off

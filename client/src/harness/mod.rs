@@ -8,6 +8,7 @@
 //! - [`claude`]: Claude Code.
 //! - [`codex`]: Codex CLI (its `config.toml` edited in [`codex::config`]).
 //! - [`gemini`]: Gemini CLI.
+//! - [`opencode`]: OpenCode (a plugin instead of command hooks).
 //!
 //! What they share lives where it is done: the hook commands and the
 //! `hooks.<Event>[].hooks[]` settings shape in `install::hooks`, the safe
@@ -18,6 +19,7 @@
 pub mod claude;
 pub mod codex;
 pub mod gemini;
+pub mod opencode;
 
 use std::path::{Path, PathBuf};
 
@@ -112,8 +114,17 @@ pub trait Harness: Sync {
         })
     }
 
-    /// The user's settings file holding its hooks.
+    /// The user's file that calls memd: its settings with the hooks, or
+    /// memd's plugin.
     fn hooks_file(&self, home: &Path) -> PathBuf;
+
+    /// Whether [`Harness::hooks_file`] holds command hooks in the
+    /// `hooks.<Event>[].hooks[]` shape (doctor checks them alike), rather
+    /// than being a plugin of memd's (checked by its own
+    /// [`Harness::checks`]).
+    fn command_hooks(&self) -> bool {
+        true
+    }
 
     /// What install does to the user's configuration, planned.
     fn install(&self, options: &Options) -> Result<Vec<Plan>, String>;
@@ -144,7 +155,12 @@ pub trait Harness: Sync {
 }
 
 /// Every agent memd wires into.
-pub static ALL: [&dyn Harness; 3] = [&claude::Claude, &codex::Codex, &gemini::Gemini];
+pub static ALL: [&dyn Harness; 4] = [
+    &claude::Claude,
+    &codex::Codex,
+    &gemini::Gemini,
+    &opencode::OpenCode,
+];
 
 /// The agent named `name` in a hook command.
 pub fn named(name: &str) -> Option<&'static dyn Harness> {
@@ -154,6 +170,12 @@ pub fn named(name: &str) -> Option<&'static dyn Harness> {
 /// Every agent's name, for messages.
 pub fn names() -> String {
     ALL.iter().map(|h| h.name()).collect::<Vec<_>>().join(", ")
+}
+
+/// Whether `program` is a file in a directory of the `PATH`.
+pub(crate) fn on_path(program: &str) -> bool {
+    std::env::var_os("PATH")
+        .is_some_and(|path| std::env::split_paths(&path).any(|dir| dir.join(program).is_file()))
 }
 
 /// The agents' labels, for messages (`Claude Code, Codex CLI`).

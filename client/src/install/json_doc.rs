@@ -216,6 +216,24 @@ pub fn list_remove(doc: &Doc, parent: &str, key: &str, items: &[String]) -> bool
     changed
 }
 
+/// Takes `parent.key` out where it holds `value` (and `parent` where it
+/// held nothing else). Returns whether anything changed.
+pub fn remove_key_if(doc: &Doc, parent: &str, key: &str, value: &Value) -> bool {
+    let top = doc.object();
+    let Some(object) = top.object_value(parent) else {
+        return false;
+    };
+    let Some(prop) = object.get(key) else {
+        return false;
+    };
+    if prop.value().and_then(|v| v.to_serde_value()).as_ref() != Some(value) {
+        return false;
+    }
+    remove(prop.into());
+    drop_if_empty(&top, parent);
+    true
+}
+
 /// The string value of `key` in `object`, if it is one.
 pub fn string_at(object: &CstObject, key: &str) -> Option<String> {
     object
