@@ -16,6 +16,9 @@
 //!   first line (the session's metadata), `$set` patches and the context
 //!   Gemini CLI wraps in a tag of its own (`<session_context>`, hooks'
 //!   `<hook_context>`, memd's block among them) are skipped.
+//! - OpenCode's messages as memd's plugin writes them, one `{info, parts}`
+//!   a line: the role in `info`, text parts (but synthetic ones, memd's
+//!   block among them) and tool parts (`[tool] input`, then its output).
 //!
 //! Reading starts at a byte offset and stops after the last complete line,
 //! so each evaluation reads only what was added since the previous one.
@@ -46,10 +49,27 @@ pub struct Chunk {
     pub next_offset: u64,
 }
 
-/// Reads the complete lines of `path` from byte `offset`.
+/// Reads the complete lines of `path` from byte `offset`. The path comes
+/// from a hook's input, so it is opened without blocking and read only if
+/// it is a regular file of this user's that others cannot write to (a FIFO
+/// there must not hold up the evaluation).
 pub fn read_from(path: &Path, offset: u64) -> std::io::Result<Chunk> {
-    let mut file = std::fs::File::open(path)?;
-    let len = file.metadata()?.len();
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut file = std::fs::File::options()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
+        .open(path)?;
+    let meta = file.metadata()?;
+    if !meta.is_file() {
+        let kind = crate::safe_file::type_name(&meta);
+        return Err(std::io::Error::other(format!(
+            "not a regular file but {kind}"
+        )));
+    }
+    if let Some(why) = crate::knowledge::trust::distrust(&meta) {
+        return Err(std::io::Error::other(why));
+    }
+    let len = meta.len();
     // A transcript that shrank was rewritten: start over.
     let offset = if offset > len { 0 } else { offset };
     file.seek(SeekFrom::Start(offset))?;
@@ -87,6 +107,10 @@ fn parse_record(line: &str) -> Option<(Option<String>, Turn)> {
     if flag(&v, "isSidechain") || flag(&v, "isMeta") || flag(&v, "isCompactSummary") {
         return None;
     }
+    if let (Some(info), Some(parts)) = (v.get("info"), v.get("parts")) {
+        let id = info.get("id").and_then(Value::as_str).map(str::to_string);
+        return opencode_message(info, parts).map(|t| (id, t));
+    }
     let id = || v.get("id").and_then(Value::as_str).map(str::to_string);
     let role = match v.get("type")?.as_str()? {
         "user" if v.get("message").is_none() => {
@@ -102,6 +126,37 @@ fn parse_record(line: &str) -> Option<(Option<String>, Turn)> {
     let mut text = String::new();
     collect_text(content, &mut text);
     (!text.trim().is_empty()).then_some((None, Turn { role, text }))
+}
+
+/// An OpenCode message as a turn: its text parts (not the synthetic ones
+/// a plugin added) and its tool calls with their output.
+fn opencode_message(info: &Value, parts: &Value) -> Option<Turn> {
+    let role = match info.get("role")?.as_str()? {
+        "user" => Role::User,
+        "assistant" => Role::Assistant,
+        _ => return None,
+    };
+    let mut text = String::new();
+    for part in parts.as_array()? {
+        match part.get("type").and_then(Value::as_str) {
+            Some("text") if !flag(part, "synthetic") => {
+                if let Some(t) = part.get("text").and_then(Value::as_str) {
+                    push_line(&mut text, t);
+                }
+            }
+            Some("tool") => {
+                let name = part.get("tool").and_then(Value::as_str).unwrap_or("tool");
+                let state = part.get("state").unwrap_or(&Value::Null);
+                let input = state.get("input").map(Value::to_string).unwrap_or_default();
+                push_line(&mut text, &format!("[{name}] {input}"));
+                if let Some(output) = state.get("output").and_then(Value::as_str) {
+                    push_line(&mut text, &format!("[{name} result] {output}"));
+                }
+            }
+            _ => {}
+        }
+    }
+    (!text.trim().is_empty()).then_some(Turn { role, text })
 }
 
 /// A Gemini CLI message as a turn: its text (but what Gemini CLI wraps in
@@ -278,6 +333,8 @@ fn collect_text(content: &Value, out: &mut String) {
 
 #[cfg(test)]
 mod tests {
+    use serde_json::json;
+
     use super::*;
 
     const FIXTURE: &str = include_str!("../../tests/fixtures/transcript.jsonl");
@@ -363,6 +420,39 @@ mod tests {
     }
 
     #[test]
+    fn reads_opencodes_messages_as_memds_plugin_writes_them() {
+        let lines = [
+            json!({"info": {"id": "msg_1", "role": "user"}, "parts": [
+                {"type": "text", "text": "Add idempotency to the webhook handler"},
+                {"type": "text", "text": "## Gotchas MEMD BLOCK", "synthetic": true}
+            ]}),
+            json!({"info": {"id": "msg_2", "role": "assistant"}, "parts": [
+                {"type": "step-start"},
+                {"type": "tool", "tool": "bash", "state": {"status": "completed", "input": {"command": "pnpm test"}, "output": "SQLSTATE 23505"}},
+                {"type": "text", "text": "I added a unique constraint."},
+                {"type": "step-finish"}
+            ]}),
+        ];
+        let turns: Vec<Turn> = lines
+            .iter()
+            .filter_map(|l| parse_line(&l.to_string()))
+            .collect();
+        assert_eq!(
+            turns,
+            [
+                Turn {
+                    role: Role::User,
+                    text: "Add idempotency to the webhook handler".into()
+                },
+                Turn {
+                    role: Role::Assistant,
+                    text: "[bash] {\"command\":\"pnpm test\"}\n[bash result] SQLSTATE 23505\nI added a unique constraint.".into()
+                }
+            ]
+        );
+    }
+
+    #[test]
     fn only_a_whole_tagged_text_counts_as_harness_context() {
         assert!(harness_context(
             "<environment_context>\n <cwd>/x</cwd>\n</environment_context>"
@@ -372,6 +462,17 @@ mod tests {
         ));
         assert!(!harness_context("use <T> generics"));
         assert!(!harness_context("plain prompt"));
+    }
+
+    #[test]
+    fn a_transcript_that_is_not_a_regular_file_is_refused_without_blocking() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("t.jsonl");
+        let name = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+        assert_eq!(unsafe { libc::mkfifo(name.as_ptr(), 0o600) }, 0);
+        let err = read_from(&fifo, 0).unwrap_err();
+        assert!(err.to_string().contains("not a regular file"), "{err}");
+        assert!(read_from(dir.path(), 0).is_err());
     }
 
     #[test]
