@@ -978,8 +978,11 @@ fn gemini_cli_gets_memds_block_through_its_real_hooks() {
     assert!(world.hook_outcome("gemini", "BeforeAgent")["injected"].is_object());
     assert_eq!(world.hook_outcome("gemini", "SessionEnd"), "recorded");
 
-    // The evaluator reads Gemini CLI's own transcript.
+    // The evaluator reads Gemini CLI's own transcript, and the learned
+    // score moves.
+    let unjudged = world.pool_score();
     assert!(world.judged(&session) >= 1);
+    assert_ne!(world.pool_score(), unjudged, "the verdict moved nothing");
 
     // Resumed: the block is in the history, not added again, and the
     // first prompt is still there.
@@ -1072,8 +1075,11 @@ fn opencode_gets_memds_block_through_its_plugin() {
     assert!(world.hook_outcome("opencode", "chat.message")["injected"].is_object());
     assert_eq!(world.hook_outcome("opencode", "session.idle"), "recorded");
 
-    // The evaluator reads the session's messages as the plugin wrote them.
+    // The evaluator reads the session's messages as the plugin wrote them,
+    // and the learned score moves.
+    let unjudged = world.pool_score();
     assert!(world.judged(&session) >= 1);
+    assert_ne!(world.pool_score(), unjudged, "the verdict moved nothing");
 
     // Resumed: the block is in the history, not added again.
     let (code, resumed) =
