@@ -1013,6 +1013,27 @@ fn gemini_cli_gets_memds_block_through_its_real_hooks() {
     assert_eq!(code, Some(0), "{shown}");
     assert!(shown.contains("ok   gemini folder trust"), "{shown}");
 
+    // A hook taken out by hand: doctor names it and the fix.
+    let settings = world.home.join(".gemini/settings.json");
+    let installed = std::fs::read_to_string(&settings).unwrap();
+    let mut doc: Value = serde_json::from_str(
+        &installed
+            .lines()
+            .filter(|l| !l.trim_start().starts_with("//"))
+            .collect::<Vec<_>>()
+            .join("\n"),
+    )
+    .unwrap();
+    doc["hooks"].as_object_mut().unwrap().remove("BeforeAgent");
+    std::fs::write(&settings, doc.to_string()).unwrap();
+    let (code, shown) = world.doctor();
+    assert_eq!(code, Some(1), "{shown}");
+    assert!(
+        shown.contains("no memd hook for BeforeAgent\n     fix: run `memctl install`"),
+        "{shown}"
+    );
+    std::fs::write(&settings, installed).unwrap();
+
     // memd down: Gemini CLI runs as before, and nothing of memd's reaches
     // the model.
     let mut world = world;
@@ -1108,6 +1129,19 @@ fn opencode_gets_memds_block_through_its_plugin() {
     let (code, shown) = world.doctor();
     assert_eq!(code, Some(0), "{shown}");
     assert!(shown.contains("ok   plugin "), "{shown}");
+
+    // The plugin taken away by hand: doctor names it and the fix.
+    let plugin = world.home.join(".config/opencode/plugins/memd.js");
+    let installed = std::fs::read(&plugin).unwrap();
+    std::fs::remove_file(&plugin).unwrap();
+    let (code, shown) = world.doctor();
+    assert_eq!(code, Some(1), "{shown}");
+    assert!(
+        shown.contains("memd.js: missing, while OpenCode has memd's MCP server")
+            && shown.contains("fix: run `memctl install`"),
+        "{shown}"
+    );
+    std::fs::write(&plugin, installed).unwrap();
 
     // memd down: OpenCode runs as before, and nothing of memd's reaches
     // the model.

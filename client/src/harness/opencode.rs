@@ -162,10 +162,18 @@ impl Harness for OpenCode {
     /// a memd of the user's answers on its socket.
     fn checks(&self, home: &Path, _cwd: &Path, _status: Option<&StatusReport>) -> Vec<Check> {
         let path = self.hooks_file(home);
+        let name = format!("plugin {}", path.display());
         let Ok(text) = std::fs::read_to_string(&path) else {
+            // memd's MCP server without the plugin: half an install.
+            if matches!(self.mcp_server(home).1, Ok(Some(_))) {
+                return vec![Check::fail(
+                    name,
+                    "missing, while OpenCode has memd's MCP server: no prompt gets memd's block",
+                    "run `memctl install`",
+                )];
+            }
             return Vec::new();
         };
-        let name = format!("plugin {}", path.display());
         let Some(settings) = settings_of(&text) else {
             return vec![Check::fail(
                 name,
