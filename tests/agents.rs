@@ -163,6 +163,7 @@ fn mcp_calls(request: &Value) -> Option<Vec<(Offered, Value)>> {
     }
     let named = |tool: &str| offered.iter().find(|o| o.name.ends_with(tool)).cloned();
     Some(vec![
+        (named("search")?, json!({"text": "pool max_connections"})),
         (
             named("feedback")?,
             json!({"id": "G-POOL", "relevant": true, "note": "it was the pool"}),
@@ -748,7 +749,8 @@ impl World {
             .unwrap_or(0.0)
     }
 
-    /// What the scripted turn's calls of memd's MCP tools did: seed 001's
+    /// What the scripted turn's calls of memd's MCP tools did: the search's
+    /// hits sent back to the model; seed 001's
     /// direct feedback from the score `before` (EMA, alpha 0.3, weight 2.0
     /// for a relevant verdict), the gotcha remembered in the repository's
     /// `.memd/` and found from there, and both tools' answers sent back to
@@ -779,6 +781,10 @@ impl World {
         assert!(
             last.contains("Recorded"),
             "the tool's answer reached the model"
+        );
+        assert!(
+            last.contains("G-POOL"),
+            "the search's answer reached the model"
         );
     }
 

@@ -541,8 +541,14 @@ fn uninstall_gives_back_every_settings_file_to_the_byte() {
         "{opencode}"
     );
 
-    // A dry run shows what would go, and changes nothing.
+    // Installed again: nothing changes, for any of the four agents.
     let installed_files = snapshot(home.path());
+    let again = install(home.path(), &[]);
+    assert!(again.status.success(), "{}", text(&again));
+    assert!(!text(&again).contains(": written"), "{}", text(&again));
+    assert_eq!(snapshot(home.path()), installed_files);
+
+    // A dry run shows what would go, and changes nothing.
     let dry = uninstall(home.path(), &["--dry-run"]);
     assert!(dry.status.success(), "{}", text(&dry));
     assert!(

@@ -94,6 +94,10 @@ impl Harness for OpenCode {
         config_dir(home).join("plugins/memd.js")
     }
 
+    fn next_steps(&self) -> Vec<String> {
+        vec!["OpenCode installs the package its plugins build on (@opencode-ai/plugin) into its config directory the first time it starts with memd's plugin: that start needs the npm registry once.".to_string()]
+    }
+
     fn detected(&self, home: &Path) -> bool {
         config_dir(home).is_dir() || super::on_path("opencode")
     }
