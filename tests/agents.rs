@@ -711,6 +711,33 @@ impl World {
         (out.status.code(), session)
     }
 
+    /// An agent's first session where the start comes with the first
+    /// prompt: the prompt's block and the line on memd's tools reached the
+    /// model, the prompt's hook injected and the end one recorded, and the
+    /// evaluation judged the session and moved the learned score. Returns
+    /// how often the gotcha is in the last request.
+    fn assert_first_session(
+        &self,
+        api: &FakeModel,
+        harness: &str,
+        [prompt, end]: [&str; 2],
+        session: &str,
+    ) -> usize {
+        let copies = copies_in_last(api);
+        assert!(copies >= 1, "memd's block is not in the model request");
+        let request = api.messages().pop().unwrap();
+        assert!(
+            request.contains("memd's MCP tools"),
+            "no tools line: {request}"
+        );
+        assert!(self.hook_outcome(harness, prompt)["injected"].is_object());
+        assert_eq!(self.hook_outcome(harness, end), "recorded");
+        let unjudged = self.pool_score();
+        assert!(self.judged(session) >= 1);
+        assert_ne!(self.pool_score(), unjudged, "the verdict moved nothing");
+        copies
+    }
+
     /// What the last call of a hook event came to (panics if there was
     /// none).
     fn hook_outcome(&self, harness: &str, event: &str) -> Value {
@@ -974,21 +1001,9 @@ fn gemini_cli_gets_memds_block_through_its_real_hooks() {
     assert_eq!(code, Some(0), "{first}");
     assert_eq!(first["response"], REPLY, "{first}");
     let session = first["session_id"].as_str().unwrap().to_string();
-    let copies = copies_in_last(&api);
-    assert!(copies >= 1, "memd's block is not in the model request");
-    let request = api.messages().pop().unwrap();
-    assert!(
-        request.contains("memd's MCP tools"),
-        "no tools line: {request}"
-    );
-    assert!(world.hook_outcome("gemini", "BeforeAgent")["injected"].is_object());
-    assert_eq!(world.hook_outcome("gemini", "SessionEnd"), "recorded");
-
-    // The evaluator reads Gemini CLI's own transcript, and the learned
-    // score moves.
-    let unjudged = world.pool_score();
-    assert!(world.judged(&session) >= 1);
-    assert_ne!(world.pool_score(), unjudged, "the verdict moved nothing");
+    // The evaluator reads Gemini CLI's own transcript.
+    let copies =
+        world.assert_first_session(&api, "gemini", ["BeforeAgent", "SessionEnd"], &session);
 
     // Resumed: the block is in the history, not added again, and the
     // first prompt is still there.
@@ -1092,21 +1107,9 @@ fn opencode_gets_memds_block_through_its_plugin() {
     let (code, session) = world.opencode(&opencode_bin, PROMPT, &[], &[]);
     assert_eq!(code, Some(0));
     assert!(session.starts_with("ses_"), "{session}");
-    let copies = copies_in_last(&api);
-    assert!(copies >= 1, "memd's block is not in the model request");
-    let request = api.messages().pop().unwrap();
-    assert!(
-        request.contains("memd's MCP tools"),
-        "no tools line: {request}"
-    );
-    assert!(world.hook_outcome("opencode", "chat.message")["injected"].is_object());
-    assert_eq!(world.hook_outcome("opencode", "session.idle"), "recorded");
-
-    // The evaluator reads the session's messages as the plugin wrote them,
-    // and the learned score moves.
-    let unjudged = world.pool_score();
-    assert!(world.judged(&session) >= 1);
-    assert_ne!(world.pool_score(), unjudged, "the verdict moved nothing");
+    // The evaluator reads the session's messages as the plugin wrote them.
+    let copies =
+        world.assert_first_session(&api, "opencode", ["chat.message", "session.idle"], &session);
 
     // Resumed: the block is in the history, not added again.
     let (code, resumed) =

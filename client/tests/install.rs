@@ -20,13 +20,19 @@ fn install_beside(home: &Path, args: &[&str], version: &str) -> std::process::Ou
     let codex = bin.join("codex");
     std::fs::write(&codex, format!("#!/bin/sh\necho codex-cli {version}\n")).unwrap();
     std::fs::set_permissions(&codex, std::fs::Permissions::from_mode(0o755)).unwrap();
+    memctl(home, "install", args)
+}
+
+/// `memctl COMMAND ARGS` with `HOME` (and its configuration) at `home` and
+/// `home/fake-bin` first on the `PATH`.
+fn memctl(home: &Path, command: &str, args: &[&str]) -> std::process::Output {
     let path = format!(
         "{}:{}",
-        bin.display(),
+        home.join("fake-bin").display(),
         std::env::var("PATH").unwrap_or_default()
     );
     Command::new(env!("CARGO_BIN_EXE_memctl"))
-        .arg("install")
+        .arg(command)
         .args(args)
         .env("HOME", home)
         .env("XDG_CONFIG_HOME", home.join(".config"))
@@ -436,20 +442,7 @@ fn fake_systemctl(home: &Path) {
 
 /// `memctl uninstall` with `HOME` at `home`.
 fn uninstall(home: &Path, args: &[&str]) -> std::process::Output {
-    let path = format!(
-        "{}:{}",
-        home.join("fake-bin").display(),
-        std::env::var("PATH").unwrap_or_default()
-    );
-    Command::new(env!("CARGO_BIN_EXE_memctl"))
-        .arg("uninstall")
-        .args(args)
-        .env("HOME", home)
-        .env("XDG_CONFIG_HOME", home.join(".config"))
-        .env("PATH", path)
-        .env_remove("MEMD_SOCKET")
-        .output()
-        .unwrap()
+    memctl(home, "uninstall", args)
 }
 
 /// Every file under `dir` (but memd's backups and the fake binaries) with

@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::json;
 
-use super::{Action, Event, Harness};
+use super::{Action, Event, Harness, SESSION_START, USER_PROMPT_SUBMIT};
 use crate::install::files::{self, Place, Plan};
 use crate::install::hooks::{install_hooks, uninstall_hooks};
 use crate::install::json_doc::{list_add, list_remove, Dialect, Doc};
@@ -48,14 +48,8 @@ impl Harness for Claude {
 
     fn events(&self) -> &'static [Event] {
         &[
-            Event {
-                name: "SessionStart",
-                action: Action::Start,
-            },
-            Event {
-                name: "UserPromptSubmit",
-                action: Action::Prompt,
-            },
+            SESSION_START,
+            USER_PROMPT_SUBMIT,
             Event {
                 name: "SessionEnd",
                 action: Action::End,

@@ -296,18 +296,7 @@ mod tests {
     fn install_then_uninstall_gives_back_a_settings_file_with_comments() {
         let text = "{\n  // my theme\n  \"ui\": {\"theme\": \"GitHub\"},\n  \"tools\": {\n    \"allowed\": [\"run_shell_command(git)\"], // mine\n  },\n}\n";
         let doc = Doc::parse(text, Dialect::Jsonc).unwrap();
-        let options = Options {
-            home: PathBuf::from("/home/me"),
-            project: None,
-            dry_run: true,
-            service: false,
-            agent: None,
-            memctl: PathBuf::from("/usr/bin/memctl"),
-            memd: PathBuf::from("/usr/bin/memd"),
-            socket: PathBuf::from("/run/user/1000/memd/memd.sock"),
-            hook_socket: None,
-            codex_key: "hooks",
-        };
+        let options = Options::for_tests();
         assert!(crate::install::hooks::merge_hooks(&doc, &options, &Gemini).unwrap());
         let server = json!({"command": "/usr/bin/memctl", "args": ["mcp"]});
         assert!(register_json(&doc, SERVERS, &server, &["command", "args"]).unwrap());

@@ -56,6 +56,18 @@ pub struct Event {
     pub action: Action,
 }
 
+/// Claude Code's and Codex's SessionStart (Codex took Claude Code's names).
+pub(crate) const SESSION_START: Event = Event {
+    name: "SessionStart",
+    action: Action::Start,
+};
+
+/// Claude Code's and Codex's UserPromptSubmit.
+pub(crate) const USER_PROMPT_SUBMIT: Event = Event {
+    name: "UserPromptSubmit",
+    action: Action::Prompt,
+};
+
 /// The timeout (seconds) memd's hooks are installed with.
 pub const HOOK_TIMEOUT_SECS: u64 = 5;
 

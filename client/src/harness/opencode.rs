@@ -266,16 +266,10 @@ mod tests {
 
     fn options() -> Options {
         Options {
-            home: PathBuf::from("/home/me"),
-            project: None,
-            dry_run: true,
-            service: false,
             agent: Some("qa".into()),
             memctl: PathBuf::from("/opt/my \"bin\"/memctl"),
-            memd: PathBuf::from("/usr/bin/memd"),
-            socket: PathBuf::from("/run/user/1000/memd/memd.sock"),
             hook_socket: Some(PathBuf::from("/tmp/m.sock")),
-            codex_key: "hooks",
+            ..Options::for_tests()
         }
     }
 

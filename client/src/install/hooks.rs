@@ -234,16 +234,8 @@ mod tests {
 
     fn options() -> Options {
         Options {
-            home: PathBuf::from("/home/me"),
-            project: None,
-            dry_run: true,
-            service: false,
             agent: Some("backend-engineer".into()),
-            memctl: PathBuf::from("/usr/bin/memctl"),
-            memd: PathBuf::from("/usr/bin/memd"),
-            socket: PathBuf::from("/run/user/1000/memd/memd.sock"),
-            hook_socket: None,
-            codex_key: "hooks",
+            ..Options::for_tests()
         }
     }
 

@@ -52,6 +52,26 @@ pub struct Options {
     pub codex_key: &'static str,
 }
 
+impl Options {
+    /// Options for unit tests: a user's install with the default socket,
+    /// nothing written.
+    #[cfg(test)]
+    pub fn for_tests() -> Options {
+        Options {
+            home: PathBuf::from("/home/me"),
+            project: None,
+            dry_run: true,
+            service: false,
+            agent: None,
+            memctl: PathBuf::from("/usr/bin/memctl"),
+            memd: PathBuf::from("/usr/bin/memd"),
+            socket: PathBuf::from("/run/user/1000/memd/memd.sock"),
+            hook_socket: None,
+            codex_key: CODEX_KEY,
+        }
+    }
+}
+
 /// What became of one file or command.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Outcome {
@@ -205,6 +225,10 @@ impl fmt::Display for Step {
 pub fn shell_word(word: &str) -> String {
     hooks::shell_word(word)
 }
+
+/// The name of Codex's hooks feature since 0.169.
+#[cfg(test)]
+const CODEX_KEY: &str = "hooks";
 
 /// The installed Codex's version, if Codex is installed.
 pub fn codex_version() -> Option<(u32, u32, u32)> {

@@ -19,7 +19,7 @@ use std::path::{Path, PathBuf};
 use memd::protocol::StatusReport;
 use serde_json::Value;
 
-use super::{Action, Event, Harness};
+use super::{Action, Event, Harness, SESSION_START, USER_PROMPT_SUBMIT};
 use crate::doctor::Check;
 use crate::install::files::{Place, Plan};
 use crate::install::hooks::{install_hooks, memd_hooks, uninstall_hooks};
@@ -44,14 +44,8 @@ impl Harness for Codex {
 
     fn events(&self) -> &'static [Event] {
         &[
-            Event {
-                name: "SessionStart",
-                action: Action::Start,
-            },
-            Event {
-                name: "UserPromptSubmit",
-                action: Action::Prompt,
-            },
+            SESSION_START,
+            USER_PROMPT_SUBMIT,
             Event {
                 name: "Stop",
                 action: Action::TurnEnd,
