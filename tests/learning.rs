@@ -1352,3 +1352,37 @@ fn a_pinned_lesson_is_filtered_at_session_start_by_its_verdicts() {
     let why = stdout(&daemon.memctl(&["explain", "L-PIN", "--tags", "python"]));
     assert!(why.contains("filtered"), "{why}");
 }
+
+#[test]
+fn verdicts_from_one_repository_do_not_filter_a_lesson_in_another_sharing_its_language() {
+    let sandbox = Sandbox::new();
+    sandbox.write("lessons.yaml", LESSONS);
+    let daemon = Daemon::start(&sandbox);
+    // Judged irrelevant in one python repository, seven times over: the
+    // `python` tag holds the verdicts too, enough for seed 001's line in
+    // any context that has it (-0.92 over 3.5 judged sessions in one that
+    // also has a tag of its own without a verdict).
+    for _ in 0..7 {
+        daemon.json(&[
+            "feedback",
+            "L-1",
+            "--irrelevant",
+            "--tags",
+            "python,billing",
+        ]);
+    }
+    assert!(!lesson_ids(&daemon, "python,billing").contains(&"L-1".to_string()));
+    // Another python repository, where it was never judged: the verdicts
+    // order it but do not filter it.
+    assert!(lesson_ids(&daemon, "python,search").contains(&"L-1".to_string()));
+    let why = explain(&daemon, "L-1", "python,search");
+    assert!(
+        why.contains("never judged in this context") && why.contains("kept"),
+        "{why}"
+    );
+    // Judged there too, on its own verdicts it is filtered there.
+    for _ in 0..3 {
+        daemon.json(&["feedback", "L-1", "--irrelevant", "--tags", "python,search"]);
+    }
+    assert!(!lesson_ids(&daemon, "python,search").contains(&"L-1".to_string()));
+}

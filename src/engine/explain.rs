@@ -504,7 +504,12 @@ fn lesson(facts: &QueryFacts<'_>, task: &Task<'_>, live: &super::Live, n: &mut N
         }
         None => String::new(),
     };
-    let over = format!("{over}{elsewhere}{everywhere}");
+    let borrowed = if assessment.borrowed && e.evals > 0.0 {
+        "; never judged in this context (a tag of it has no verdict), so these verdicts come from other contexts through the tags it shares with them, and they order it here but do not filter it (memd: one repository's verdicts do not filter a lesson in another)"
+    } else {
+        ""
+    };
+    let over = format!("{over}{borrowed}{elsewhere}{everywhere}");
     let (which, deciding) = match assessment.decided {
         Scope::Here => ("here", e),
         Scope::Elsewhere => (

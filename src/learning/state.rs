@@ -285,6 +285,11 @@ pub struct Assessment {
     /// The showings the evidence read was earned on: weak-match evidence
     /// for a weak match, once the item has any ([`Match::Weak`]).
     pub read: Match,
+    /// memd: the item was never judged in this context (a tag of it has no
+    /// evidence), so what its tags hold was earned elsewhere, through the
+    /// tags this context shares with others (a language, a framework): it
+    /// orders here but does not filter ([`Learned::assess`]).
+    pub borrowed: bool,
 }
 
 /// The workspace tags memd has seen, as one query asks about them for
@@ -547,6 +552,7 @@ impl Learned {
             verdict: TagVerdict::Boost(0.0),
             decided: Scope::Here,
             read: Match::Strong,
+            borrowed: false,
         }
     }
 
@@ -580,6 +586,18 @@ impl Learned {
             Match::Weak if has_weak_evidence(scores) => Match::Weak,
             _ => Match::Strong,
         };
+        // Judged here: every tag of this context has evidence (a judgement
+        // updates each tag of its context). Otherwise what the tags hold was
+        // earned in other contexts that share some of them, and one
+        // repository's verdicts do not filter a lesson in another that
+        // only shares its language: here decides the order only, and a
+        // wider scope filters where it has earned it (Everywhere: judged
+        // irrelevant in two contexts or more).
+        let mut key = String::new();
+        let borrowed = !tags.is_empty()
+            && tags
+                .iter()
+                .any(|t| read.score_in(scores, t, &mut key).is_none());
         let scores = Some(scores);
         let here = self.evidence_as(item, tags, read);
         let elsewhere_tags = self.elsewhere(own, tags);
@@ -599,7 +617,12 @@ impl Learned {
                     && self.contexts_against(item, read) >= MIN_CONTEXTS_FOR_EVERYWHERE
             }),
         );
-        let (outcome, decided) = verdict_scoped(here, wider);
+        let deciding = if borrowed {
+            Evidence { evals: 0.0, ..here }
+        } else {
+            here
+        };
+        let (outcome, decided) = verdict_scoped(deciding, wider);
         let everywhere = (decided == Scope::Everywhere).then(record);
         Assessment {
             here,
@@ -609,6 +632,7 @@ impl Learned {
             verdict: outcome,
             decided,
             read,
+            borrowed,
         }
     }
 

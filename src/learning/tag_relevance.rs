@@ -14,6 +14,11 @@
 //! - tags weigh by how well they tell contexts apart ([`tag_weight`]): a tag
 //!   present in every context (the OS) neither dilutes a verdict nor carries
 //!   one elsewhere;
+//! - evidence a context's tags hold without the item ever having been
+//!   judged there (one of its tags has no verdict: the verdicts came from
+//!   other repositories through the languages and frameworks they share)
+//!   orders the item but does not filter it (`Learned::assess`): a wider
+//!   scope that has earned it still may;
 //! - where a context has nothing of its own saying relevant, wider evidence
 //!   decides ([`verdict_scoped`]): where the item's own tags were absent,
 //!   then its record across every context, once it was judged irrelevant
