@@ -261,3 +261,62 @@ fn a_read_only_knowledge_file_is_respected_and_said() {
         0o444
     );
 }
+
+#[test]
+fn a_credential_in_what_is_added_is_refused_before_anything_is_written() {
+    let sandbox = Sandbox::new();
+    let repo = repo(&sandbox);
+    let cwd = repo.display().to_string();
+    let daemon = Daemon::start(&sandbox);
+    let file = repo.join(".memd").join("gotchas.yaml");
+    for (field, value, what) in [
+        (
+            "--fix",
+            "export GITHUB_TOKEN=ghp_R9k2LmQ8vX4tY7wZ1aB3cD5eF6gH8iJ0kL2m first",
+            "a GitHub token",
+        ),
+        (
+            "--title",
+            "DATABASE_URL=postgres://app:s3cretPass@db.internal/app fails on deploy",
+            "a password in a URL",
+        ),
+    ] {
+        let mut args = vec![
+            "add",
+            "gotcha",
+            "--title",
+            "Deploy fails",
+            "--fix",
+            "Retry",
+            "--cwd",
+            &cwd,
+        ];
+        let at = args.iter().position(|a| *a == field).unwrap();
+        args[at + 1] = value;
+        let out = daemon.memctl(&args);
+        assert!(!out.status.success(), "{}", stdout(&out));
+        let said = stderr(&out);
+        assert!(
+            said.contains(&format!("looks like it holds {what}")),
+            "{said}"
+        );
+        assert!(
+            !said.contains("s3cretPass") && !said.contains("ghp_R9k2"),
+            "{said}"
+        );
+        assert!(!file.exists(), "nothing is written");
+    }
+    // The same gotcha naming where the credential is kept is written.
+    let ok = daemon.memctl(&[
+        "add",
+        "gotcha",
+        "--title",
+        "Deploy fails without the token",
+        "--fix",
+        "export GITHUB_TOKEN from the team's vault first",
+        "--cwd",
+        &cwd,
+    ]);
+    assert!(ok.status.success(), "{}", stderr(&ok));
+    assert!(file.exists());
+}

@@ -237,6 +237,15 @@ fn an_mcp_client_lists_the_tools_and_each_one_works_against_the_daemon() {
             .error("remember", json!({"kind": "lesson", "text": "t", "scope": "team"}))
             .await;
         assert!(scope.contains("project or personal"), "{scope}");
+        // A credential is refused before anything is written.
+        let secret = session
+            .error(
+                "remember",
+                json!({"kind": "lesson", "text": "The staging key is sk_live_51HxYzAbCdEfGhIjKl, rotate it monthly"}),
+            )
+            .await;
+        assert!(secret.contains("looks like it holds a Stripe key"), "{secret}");
+        assert!(!std::fs::read_to_string(&project_lessons).unwrap().contains("sk_live"));
         session.client.cancel().await.unwrap();
     });
 

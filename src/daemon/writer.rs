@@ -33,6 +33,8 @@ enum WriteError {
     Place(String),
     #[error(transparent)]
     File(#[from] SafeFileError),
+    #[error("refused: `{field}` looks like it holds {what}; the knowledge files are shared with everyone who pulls the repository, so nothing was written. Leave the credential out (name where it is kept instead)")]
+    Secret { field: String, what: &'static str },
 }
 
 /// Adds `new` and answers with its id and file.
@@ -51,6 +53,14 @@ pub fn add(handler: &Handler, new: NewItem) -> Response {
 
 fn write(handler: &Handler, new: &NewItem) -> Result<(String, PathBuf), WriteError> {
     append::check_fields(new.kind, &new.fields)?;
+    for (field, value) in &new.fields {
+        if let Some(what) = crate::knowledge::secrets::find(value) {
+            return Err(WriteError::Secret {
+                field: field.clone(),
+                what,
+            });
+        }
+    }
     handler.register_place(&new.query);
     let (dir, scope) = match new.scope {
         AddScope::Project => {

@@ -1,6 +1,7 @@
 //! Knowledge files: reading them safely, parsing with positions, reading
-//! every item kind, finding files under a root, appending an item, and
-//! whose files are trusted at all (`trust`).
+//! every item kind, finding files under a root, appending an item (and
+//! refusing one that holds a credential, `secrets`), and whose files are
+//! trusted at all (`trust`).
 
 pub mod append;
 pub mod fields;
@@ -10,6 +11,7 @@ pub mod kinds;
 pub mod node;
 pub mod read;
 pub mod scan;
+pub mod secrets;
 pub mod trust;
 pub mod view;
 
