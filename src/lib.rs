@@ -14,8 +14,8 @@
 //!   and its journal, the session audit.
 //! - [`render`]: the injection block in the seeds' formats, within budget.
 //! - [`store`]: redb persistence of files, items, projects, learned state.
-//! - [`evaluate`]: transcripts (Claude Code, Codex CLI) and judges for the
-//!   evaluator.
+//! - [`evaluate`]: transcripts (Claude Code, Codex CLI, Gemini CLI, memd's
+//!   OpenCode plugin) and judges for the evaluator.
 //! - [`daemon`]: `memd serve`: socket activation, the socket server, file
 //!   watching, state.
 //! - [`config`]: the `memd.toml` file.

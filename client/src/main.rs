@@ -3,10 +3,13 @@
 //! frame and prints the answer, as text or `--json`.
 //!
 //! - [`client`], [`peer`]: the connection, and who answers on it.
+//! - [`harness`]: the agents memd wires into (Claude Code, Codex CLI,
+//!   Gemini CLI, OpenCode), one file each behind one trait.
 //! - [`hook`], [`env_tags`], [`activity`]: what the agents' hooks run.
 //! - [`mcp`]: `memctl mcp`, the agent's tools over MCP (the only command
 //!   that starts an async runtime).
-//! - [`install`](mod@install), [`doctor`](mod@doctor): setting the agents up, and checking it.
+//! - [`install`](mod@install), [`doctor`](mod@doctor): setting the agents up
+//!   (and taking memd out again), and checking it.
 //! - [`print`](mod@print): replies as text.
 
 /// `print!` that never panics: a closed or full stdout (the reader went
