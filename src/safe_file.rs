@@ -539,6 +539,35 @@ pub fn replace(
     Ok(done)
 }
 
+/// Removes the file at `path`, which the caller read as `expected` (a file
+/// memd made whole and takes away again: uninstall), under the same lock as
+/// [`replace`], backed up first. Nothing is removed, and
+/// [`SafeFileError::Changed`] returned, when it is no longer what was read.
+/// Returns the backup.
+pub fn remove(path: &Path, expected: &Current) -> Result<PathBuf, SafeFileError> {
+    let lock = DirLock::take(dir_of(path), path)?;
+    let now = read_open(path)?.map(|(now, _)| now);
+    let same = now
+        .as_ref()
+        .is_some_and(|now| now.identity == expected.identity && now.bytes == expected.bytes);
+    if !same {
+        return Err(SafeFileError::Changed {
+            path: path.to_path_buf(),
+        });
+    }
+    check_writable(path, now.as_ref())?;
+    let backup = back_up(path, expected)?;
+    // Last look, for a writer that does not lock.
+    if !unchanged(path, now.as_ref())? {
+        return Err(SafeFileError::Changed {
+            path: path.to_path_buf(),
+        });
+    }
+    std::fs::remove_file(path).map_err(SafeFileError::io("cannot remove", path))?;
+    let _ = lock.sync();
+    Ok(backup)
+}
+
 /// Carries over to the new file at `path` what a writer that does not
 /// lock appended to the old one (`old`, read up to `from`) after the last
 /// look before the rename: it had opened the old file before the rename,
@@ -840,6 +869,22 @@ mod tests {
         };
         replace(&new, None, b"{}", &how).unwrap();
         assert_eq!(mode_of(&new), 0o600);
+    }
+
+    #[test]
+    fn a_removal_backs_the_file_up_and_refuses_one_changed_since_it_was_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("memd.js");
+        std::fs::write(&path, "ours").unwrap();
+        let current = read(&path).unwrap().unwrap();
+        std::fs::write(&path, "theirs now").unwrap();
+        let err = remove(&path, &current).unwrap_err();
+        assert!(matches!(err, SafeFileError::Changed { .. }), "{err}");
+        assert_eq!(std::fs::read(&path).unwrap(), b"theirs now");
+        let current = read(&path).unwrap().unwrap();
+        let backup = remove(&path, &current).unwrap();
+        assert!(!path.exists());
+        assert_eq!(std::fs::read(backup).unwrap(), b"theirs now");
     }
 
     #[test]

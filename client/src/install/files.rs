@@ -163,8 +163,9 @@ pub fn plan_file_removal(path: &Path) -> Result<Plan, String> {
     plan_removal(read(path, Place::User)?)
 }
 
-/// Carries out one planned removal (with `dry_run`, says it would): the
-/// file backed up, then removed if it still holds what was read.
+/// Carries out one planned removal (with `dry_run`, says it would):
+/// through memd's safe write path, the file backed up, then removed if it
+/// still holds what was read.
 pub fn remove(read: Read, dry_run: bool) -> Result<Step, String> {
     if dry_run {
         return Ok(Step::new(&read.named, Outcome::WouldRemove));
@@ -172,15 +173,12 @@ pub fn remove(read: Read, dry_run: bool) -> Result<Step, String> {
     let Some(current) = read.current.as_ref() else {
         return Ok(Step::new(&read.named, Outcome::NotThere));
     };
-    let backup = safe_file::back_up(&read.real, current).map_err(|e| e.to_string())?;
-    let now = safe_file::read(&read.real).map_err(|e| e.to_string())?;
-    if now.as_ref().map(|c| &c.bytes) != Some(&current.bytes) {
-        return Err(format!(
-            "{}: it changed after memd read it; run the uninstall again",
-            read.named.display()
-        ));
-    }
-    std::fs::remove_file(&read.real).map_err(|e| format!("{}: {e}", read.named.display()))?;
+    let backup = safe_file::remove(&read.real, current).map_err(|e| match e {
+        safe_file::SafeFileError::Changed { .. } => {
+            format!("{e}: it changed after memd read it; run the uninstall again")
+        }
+        e => e.to_string(),
+    })?;
     Ok(Step {
         backup: Some(backup),
         ..Step::new(&read.named, Outcome::Removed)
