@@ -135,6 +135,15 @@ impl Default for EvaluatorSettings {
     }
 }
 
+/// Sharing verdicts with a team (`[team]`).
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct TeamConfig {
+    /// This engineer's name in a team's files; none: git's `user.email`
+    /// in the repository.
+    pub member: Option<String>,
+}
+
 /// The semantic tier (`[semantic]`).
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -165,6 +174,7 @@ struct RawConfig {
     daemon: DaemonSettings,
     evaluator: EvaluatorSettings,
     semantic: SemanticSettings,
+    team: TeamConfig,
 }
 
 /// The loaded configuration, paths resolved.
@@ -186,6 +196,8 @@ pub struct Config {
     pub evaluator: EvaluatorSettings,
     /// The semantic tier.
     pub semantic: SemanticSettings,
+    /// `[team]`.
+    pub team: TeamConfig,
 }
 
 /// Where to look for things, from flags (and then the environment).
@@ -290,6 +302,7 @@ impl Config {
             roles,
             daemon: raw.daemon,
             evaluator: raw.evaluator,
+            team: raw.team,
             semantic: SemanticSettings {
                 model: raw
                     .semantic

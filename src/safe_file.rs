@@ -352,6 +352,13 @@ impl DirLock {
 /// A random suffix for a temporary name: nobody can guess it in advance to
 /// plant something there (and `O_EXCL` refuses whatever is there anyway).
 fn random_suffix() -> String {
+    format!("{:016x}", random_u64())
+}
+
+/// 64 random bits (the standard library's per-process random hash keys,
+/// over the time and the process id): for names nobody can guess in
+/// advance, not for secrets.
+pub fn random_u64() -> u64 {
     use std::hash::{BuildHasher, Hasher};
     let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
     hasher.write_u128(
@@ -360,7 +367,7 @@ fn random_suffix() -> String {
             .map_or(0, |d| d.as_nanos()),
     );
     hasher.write_u32(std::process::id());
-    format!("{:016x}", hasher.finish())
+    hasher.finish()
 }
 
 /// Creates a new file beside `path` that nobody else can have opened: a

@@ -47,6 +47,7 @@ mod install;
 mod mcp;
 mod peer;
 mod print;
+mod team;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -78,8 +79,16 @@ Usage:
                               record an application (effectiveness EMA)
   memctl session-end SESSION [--transcript PATH]
                               mark a session ready for evaluation
-  memctl log [ID] [--sort score]
-                              learned per-tag relevance (seed 001's format)
+  memctl log [ID] [--sort score] [--mine|--team]
+                              learned per-tag relevance (seed 001's format),
+                              and the team's verdicts where a repository
+                              shares them (--mine: only one's own learned
+                              state; --team: only the team's)
+  memctl team init [--name NAME]
+                              share the verdicts made in this repository's
+                              sessions with everyone who pulls it
+                              (.memd/team.toml; each member's verdicts in
+                              .memd/learned/<member>.jsonl)
   memctl export               all learned state as YAML
   memctl add KIND FIELDS [--tags A,B] [--personal]
                               add an item to the knowledge files: KIND is
@@ -173,6 +182,11 @@ struct Args {
     /// `memctl add`'s item fields, by name.
     fields: Vec<(String, String)>,
     personal: bool,
+    /// `memctl log`: only one's own learned state, or only the team's.
+    mine: bool,
+    team: bool,
+    /// `memctl team init --name`.
+    team_name: Option<String>,
 }
 
 /// `memctl add`'s field options.
@@ -213,6 +227,9 @@ fn parse() -> Result<Option<Args>, Box<dyn std::error::Error>> {
         project: None,
         fields: Vec::new(),
         personal: false,
+        mine: false,
+        team: false,
+        team_name: None,
     };
     let q = &mut args.query;
     while let Some(arg) = parser.next()? {
@@ -233,6 +250,11 @@ fn parse() -> Result<Option<Args>, Box<dyn std::error::Error>> {
             Long("no-service") => args.no_service = true,
             Long("project") => args.project = Some(parser.value()?.into()),
             Long("personal") => args.personal = true,
+            Long("mine") => args.mine = true,
+            Long("team") => args.team = true,
+            Long("name") if args.command == "team" => {
+                args.team_name = Some(parser.value()?.string()?)
+            }
             Long(name) if FIELD_OPTIONS.contains(&name) => {
                 let name = name.replace('-', "_");
                 let value = parser.value()?.string()?;
@@ -325,6 +347,18 @@ fn run() -> Result<ExitCode, Box<dyn std::error::Error>> {
     }
     if args.command == "doctor" {
         return doctor(&args);
+    }
+    if args.command == "team" {
+        if args.positional.first().map(String::as_str) != Some("init") {
+            return Err("`memctl team` takes `init`".into());
+        }
+        let cwd = PathBuf::from(args.query.cwd.clone().ok_or("no working directory")?);
+        let path = team::init(&cwd, args.team_name.as_deref())?;
+        outln!(
+            "{} written: this repository's verdicts go to .memd/learned/ (commit it and them)",
+            path.display()
+        );
+        return Ok(ExitCode::SUCCESS);
     }
     if args.command == "evaluate" && args.force.is_none() {
         return evaluate_all(&args);
@@ -421,7 +455,10 @@ fn run() -> Result<ExitCode, Box<dyn std::error::Error>> {
         });
     }
     match response.outcome {
-        Outcome::Ok(reply) => {
+        Outcome::Ok(mut reply) => {
+            if let Reply::Log(entries) = &mut reply {
+                print::keep_log(entries, args.mine, args.team);
+            }
             print::reply(&reply, elapsed);
             if let Reply::Status(_) = &reply {
                 print::local_hook_failures(&activity::latest(HOOK_CALLS_SHOWN));

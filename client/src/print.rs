@@ -123,6 +123,31 @@ pub fn hit_line(h: &SearchHit) -> String {
 /// Seed 001's per-tag format: `tag  score  (+positive/-negative)`, and
 /// the prompts it was held back from since, if any, and whether it is on
 /// trial.
+/// `memctl log --mine` keeps one's own learned state, `--team` the team's
+/// verdicts; neither, both.
+pub fn keep_log(entries: &mut Vec<LogEntry>, mine: bool, team: bool) {
+    if mine == team {
+        return;
+    }
+    for e in entries.iter_mut() {
+        if mine {
+            e.team.clear();
+        } else {
+            e.tags.clear();
+            e.pinned = None;
+            e.times_applied = 0;
+            e.effectiveness = None;
+        }
+    }
+    entries.retain(|e| {
+        if mine {
+            !e.tags.is_empty() || e.pinned.is_some() || e.times_applied > 0
+        } else {
+            !e.team.is_empty()
+        }
+    });
+}
+
 pub fn log_entry(e: &LogEntry) -> String {
     let kind = e.kind.map_or("?".to_string(), |k| k.to_string());
     let mut text = format!("{} ({kind}): {}\n", e.id, e.title);
@@ -137,6 +162,21 @@ pub fn log_entry(e: &LogEntry) -> String {
             e.effectiveness
                 .map_or("-".to_string(), |v| format!("{v:.2}"))
         );
+    }
+    if !e.team.is_empty() {
+        text.push_str("Team (verdicts shared in the repository's .memd/learned):\n");
+        for t in &e.team {
+            let _ = writeln!(
+                text,
+                "  {} {}{}: {} verdict(s), relevant {:.1} / irrelevant {:.1}",
+                t.repo,
+                t.member,
+                if t.own { " (you)" } else { "" },
+                t.verdicts,
+                t.relevant,
+                t.irrelevant
+            );
+        }
     }
     if e.tags.is_empty() {
         return text;
@@ -286,5 +326,45 @@ fn print_status(s: &StatusReport) {
     }
     for r in &s.refused_projects {
         outln!("not loaded: {r}");
+    }
+    for t in &s.teams {
+        outln!(
+            "team:     {} shares its verdicts as `{}` (you: {}, teammates' verdicts x{:.2})",
+            t.repo,
+            t.name,
+            t.member,
+            t.teammate_weight
+        );
+        if let Some(why) = &t.error {
+            outln!("  not read: {why}");
+        }
+        for f in &t.files {
+            outln!(
+                "  {}: {} events on {} items{}",
+                f.file,
+                f.events,
+                f.items,
+                if f.skipped > 0 {
+                    format!(", {} lines skipped", f.skipped)
+                } else {
+                    String::new()
+                }
+            );
+            for p in &f.problems {
+                outln!("    skipped {p}");
+            }
+        }
+        if let Some(n) = crate::team::uncommitted_lines(
+            std::path::Path::new(&t.repo),
+            std::path::Path::new(&t.member_file),
+        ) {
+            outln!("  your events not committed yet: {n}");
+        }
+        if !t.unknown_items.is_empty() {
+            outln!(
+                "  judged items no knowledge file defines (they move nothing): {}",
+                t.unknown_items.join(", ")
+            );
+        }
     }
 }

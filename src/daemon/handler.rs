@@ -266,6 +266,7 @@ impl Handler {
                     LastShown {
                         tags: tags.clone(),
                         shown: Match::among(weak, &item.id),
+                        place: query.place().map(str::to_string),
                     },
                 );
             }
@@ -406,6 +407,7 @@ impl Handler {
                 .iter()
                 .map(|(repo, why)| format!("{}: {why}", repo.display()))
                 .collect(),
+            teams: super::team::status(&self.shared, &k.engine),
         }
     }
 }

@@ -15,7 +15,7 @@ use crate::learning::{
     Transaction, WEAK_MATCH,
 };
 use crate::protocol::{
-    ErrorKind, EvaluateReport, LogEntry, Reply, Response, SessionEvaluation, TagLine,
+    ErrorKind, EvaluateReport, LogEntry, Reply, Response, SessionEvaluation, TagLine, TeamLine,
 };
 use crate::store::{LearnedWrite, Store};
 
@@ -88,8 +88,14 @@ pub fn feedback(
     }
     // Given without tags, it speaks of the showing it follows: that query's
     // tags, and how well the item matched its prompt.
+    let last = shared.last_shown(id);
+    // Shared with the team when it speaks of a showing in its repository.
+    let place = last
+        .as_ref()
+        .filter(|_| tags.is_empty())
+        .and_then(|l| l.place.clone());
     let (tags, shown): (Vec<String>, Match) = if tags.is_empty() {
-        match shared.last_shown(id) {
+        match last {
             Some(last) if !last.tags.is_empty() => (last.tags, last.shown),
             _ => {
                 return Response::error(
@@ -139,7 +145,19 @@ pub fn feedback(
             .unwrap_or_default()
     );
     log_pin_changes(id, &changes);
-    Response::ok(Reply::Judged(entry(&k.engine, &learned, id)))
+    let reply = Response::ok(Reply::Judged(entry(&k.engine, &learned, id)));
+    drop(learned);
+    drop(k);
+    if let Some(place) = place {
+        super::team::record(
+            shared,
+            &place,
+            &tags,
+            &[(id.to_string(), raw)],
+            FEEDBACK_WEIGHT,
+        );
+    }
+    reply
 }
 
 fn log_pin_changes(id: &str, changes: &[PinChange]) {
@@ -269,6 +287,23 @@ pub fn entry(engine: &crate::engine::Engine, learned: &Learned, id: &str) -> Log
         tags,
         times_applied: learned.times_applied(id),
         effectiveness: learned.effectiveness(id),
+        team: learned
+            .teams
+            .values()
+            .flat_map(|team| {
+                team.evidence(id)
+                    .into_iter()
+                    .flat_map(|e| e.members)
+                    .map(|(member, tally)| TeamLine {
+                        repo: team.name.clone(),
+                        own: member == team.member,
+                        member,
+                        verdicts: tally.verdicts,
+                        relevant: tally.relevant as f64 / 1000.0,
+                        irrelevant: tally.irrelevant as f64 / 1000.0,
+                    })
+            })
+            .collect(),
     }
 }
 
@@ -285,6 +320,7 @@ pub fn log(shared: &Shared, id: Option<String>, by_score: bool) -> Response {
                 .keys()
                 .chain(learned.applications.keys())
                 .chain(learned.pins.keys())
+                .chain(learned.teams.values().flat_map(|t| t.items()))
                 .cloned()
                 .collect();
             ids.sort();
@@ -499,7 +535,7 @@ fn evaluate_one(
             .shown
             .iter()
             .skip(first_item)
-            .filter_map(|item| k.engine.get(item).map(|i| ShownItem::of(i)))
+            .filter_map(|item| find(&k.engine, item).map(|i| ShownItem::of(&i)))
             .collect()
     };
     if items.is_empty() {
@@ -592,6 +628,11 @@ fn evaluate_one(
         rejudge,
     ) {
         Ok(added) => {
+            if let Some(place) = audit.repo.as_deref() {
+                let verdicts: Vec<(String, f64)> =
+                    scores.iter().map(|(i, v)| (i.clone(), *v)).collect();
+                super::team::record(shared, place, &audit.tags, &verdicts, EVALUATOR_WEIGHT);
+            }
             if !added.is_empty() {
                 why.push(format!(
                     "earlier verdicts on {} predate the journal memd keeps of them: this one was added, not put in their place",

@@ -20,6 +20,7 @@ pub mod learning;
 pub mod recorder;
 pub mod server;
 pub mod state;
+pub mod team;
 pub mod watch;
 pub mod writer;
 
@@ -344,8 +345,10 @@ pub fn run(options: ServeOptions) -> Result<(), DaemonError> {
             config: config.path.clone(),
             data_dir: config.data_dir.clone(),
             socket: socket.clone(),
+            member: config.team.member.clone(),
         },
     });
+    team::sync_all(&shared);
     let (indexer_tx, indexer_thread) = watch::spawn(shared.clone(), store.clone());
     let retention = recorder::Retention {
         max_age_secs: i64::from(config.daemon.session_days.max(1)) * 86_400,

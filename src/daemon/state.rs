@@ -153,6 +153,8 @@ pub struct Info {
     pub config: Option<PathBuf>,
     pub data_dir: PathBuf,
     pub socket: PathBuf,
+    /// This engineer's name in the teams' files (`[team] member`).
+    pub member: Option<String>,
 }
 
 /// The latest query that showed an item: feedback given without tags
@@ -163,6 +165,8 @@ pub struct LastShown {
     pub tags: Vec<String>,
     /// How well it matched that query's prompt.
     pub shown: crate::learning::Match,
+    /// Where the query was made (its repository or working directory).
+    pub place: Option<String>,
 }
 
 /// The state shared by the indexer and the connections.

@@ -21,6 +21,7 @@ use crate::store::Store;
 
 use super::indexer::{self, Pass};
 use super::state::{Shared, WatchMode};
+use super::team;
 
 /// How long events settle before they are applied.
 pub const DEBOUNCE: Duration = Duration::from_millis(40);
@@ -208,6 +209,10 @@ impl Indexer {
             }
         }
         self.finish(pass);
+        let teams: BTreeSet<PathBuf> = paths.iter().filter_map(|p| team::team_repo_of(p)).collect();
+        for repo in teams {
+            team::sync(&self.shared, &repo);
+        }
     }
 
     /// Rescans every root; with `verify` (a reload), by content.
@@ -218,7 +223,9 @@ impl Indexer {
             let mut k = self.shared.write();
             indexer::rescan(&mut k, &mut pass, verify);
         }
-        self.finish(pass)
+        let report = self.finish(pass);
+        team::sync_all(&self.shared);
+        report
     }
 
     fn finish(&mut self, pass: Pass) -> ReindexReport {
@@ -264,6 +271,7 @@ impl Indexer {
             }
         }
         self.finish(pass);
+        team::sync(&self.shared, repo);
     }
 
     /// Watches every root that exists and is not watched (or was replaced:

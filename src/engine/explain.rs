@@ -509,7 +509,33 @@ fn lesson(facts: &QueryFacts<'_>, task: &Task<'_>, live: &super::Live, n: &mut N
     } else {
         ""
     };
-    let over = format!("{over}{borrowed}{elsewhere}{everywhere}");
+    let team = match &assessment.team {
+        Some(t) => {
+            n.put("team_level", t.level());
+            n.put("team_evals", t.evals());
+            let members: Vec<String> = t
+                .members
+                .iter()
+                .map(|(member, tally)| {
+                    format!(
+                        "{member} {} verdict(s), balance {:+.2}",
+                        tally.verdicts,
+                        tally.balance()
+                    )
+                })
+                .collect();
+            format!(
+                "; the team's verdicts in this repository (its members' files in .memd/learned): {}; level {:+.3} over {:.1} (each member counts for at most {} verdicts; it filters only when {} members or more lean against it)",
+                members.join(", "),
+                t.level(),
+                t.evals(),
+                crate::learning::team::MEMBER_CAP,
+                crate::learning::team::MIN_MEMBERS_TO_FILTER
+            )
+        }
+        None => String::new(),
+    };
+    let over = format!("{over}{borrowed}{elsewhere}{everywhere}{team}");
     let (which, deciding) = match assessment.decided {
         Scope::Here => ("here", e),
         Scope::Elsewhere => (
@@ -520,9 +546,13 @@ fn lesson(facts: &QueryFacts<'_>, task: &Task<'_>, live: &super::Live, n: &mut N
             "in every context it was judged in, and nothing here says relevant",
             assessment.everywhere.unwrap_or_default(),
         ),
+        Scope::Team => ("by the team", e),
     };
     let wait = tag_relevance::probation_wait(deciding.evals);
     n.say(match assessment.verdict {
+        TagVerdict::Filtered if assessment.decided == Scope::Team => format!(
+            "{over}: filtered by the team's verdicts, and nothing here says relevant; it is shown again when the team's verdicts or this engineer's own say it is relevant (`memctl feedback {id} --relevant`)"
+        ),
         TagVerdict::Filtered if read == Match::Weak => format!(
             "{over}: filtered {which} on prompts that match it in passing (>= {} sessions and below {}); a verdict on a prompt that matches it well (a task match of {} points or more) counts here too",
             tag_relevance::MIN_EVALS_FOR_FILTER,

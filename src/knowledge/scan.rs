@@ -19,9 +19,18 @@ pub fn is_temporary_name(path: &Path) -> bool {
 }
 
 /// True when a path is one memd would load: a known extension and not a
-/// temporary name.
+/// temporary name, nor a team's verdicts ([`is_team_dir`]).
 pub fn is_knowledge_path(path: &Path) -> bool {
-    !is_temporary_name(path) && Format::of(path).is_some()
+    !is_temporary_name(path)
+        && Format::of(path).is_some()
+        && !path.parent().is_some_and(is_team_dir)
+}
+
+/// True for a project's `.memd/learned`: its team's verdicts
+/// (`crate::learning::team`), not knowledge.
+pub fn is_team_dir(dir: &Path) -> bool {
+    let named = |p: &Path, name: &str| p.file_name().is_some_and(|n| n == name);
+    named(dir, "learned") && dir.parent().is_some_and(|memd| named(memd, ".memd"))
 }
 
 /// Every knowledge file under `root`, sorted. Hidden directories inside the
@@ -42,7 +51,7 @@ pub fn knowledge_files(root: &Path) -> Vec<PathBuf> {
                 continue;
             };
             if file_type.is_dir() {
-                if !is_temporary_name(&path) {
+                if !is_temporary_name(&path) && !is_team_dir(&path) {
                     pending.push(path);
                 }
             } else if is_knowledge_path(&path) {

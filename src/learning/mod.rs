@@ -15,6 +15,9 @@
 //! - [`transaction`]: the one way a change to that state is committed: made
 //!   on the live state, which keeps what it touched as it was, written to
 //!   the store in one transaction, and put back if the write fails.
+//! - [`team`]: the team's verdicts, shared through the repository's git:
+//!   the events in each member's file, what is kept of them (a tally per
+//!   item and member), and what the team's evidence decides.
 //! - [`audit`]: one agent session as audited ([`SessionAudit`], seed 001's
 //!   `session_audit`): what was shown, with which tags, on which prompt,
 //!   and how much of it was judged.
@@ -30,6 +33,7 @@
 pub mod audit;
 pub mod state;
 pub mod tag_relevance;
+pub mod team;
 pub mod transaction;
 
 pub use audit::SessionAudit;

@@ -242,6 +242,9 @@ pub struct Learned {
     /// Per tag: contexts that have it, and sessions seen with it (the tag's
     /// session clock). Derived from `contexts`.
     tag_stats: HashMap<String, (u32, u64)>,
+    /// The teams of the projects that share their verdicts, by repository
+    /// ([`super::team`]).
+    pub teams: std::collections::BTreeMap<std::path::PathBuf, super::team::Team>,
 }
 
 /// [`evidence`] over `tags` from an item's per-tag `scores` as showings
@@ -290,6 +293,33 @@ pub struct Assessment {
     /// tags this context shares with others (a language, a framework): it
     /// orders here but does not filter ([`Learned::assess`]).
     pub borrowed: bool,
+    /// What the team's files say about it, where the project shares its
+    /// verdicts ([`Assessment::with_team`]).
+    pub team: Option<super::team::TeamEvidence>,
+}
+
+impl Assessment {
+    /// The assessment with the team's evidence (`team`, read with the
+    /// teammates' `weight`): where nothing here says the item is relevant
+    /// and nothing here filters it, the team's evidence decides (it
+    /// filters only when two members or more lean against the item) and
+    /// its boost is added.
+    pub fn with_team(mut self, team: super::team::TeamEvidence, weight: f64) -> Assessment {
+        use super::team::TeamVerdict;
+        if let TagVerdict::Boost(own) = self.verdict {
+            if self.here.level <= 0.0 || self.borrowed {
+                match team.verdict(weight) {
+                    TeamVerdict::Filtered => {
+                        self.verdict = TagVerdict::Filtered;
+                        self.decided = Scope::Team;
+                    }
+                    TeamVerdict::Boost(boost) => self.verdict = TagVerdict::Boost(own + boost),
+                }
+            }
+        }
+        self.team = Some(team);
+        self
+    }
 }
 
 /// The workspace tags memd has seen, as one query asks about them for
@@ -553,6 +583,7 @@ impl Learned {
             decided: Scope::Here,
             read: Match::Strong,
             borrowed: false,
+            team: None,
         }
     }
 
@@ -633,6 +664,7 @@ impl Learned {
             decided,
             read,
             borrowed,
+            team: None,
         }
     }
 

@@ -339,6 +339,9 @@ pub enum Scope {
     /// Every context it was judged in, once judged irrelevant in
     /// [`MIN_CONTEXTS_FOR_EVERYWHERE`] of them.
     Everywhere,
+    /// The team's verdicts in this repository, shared through its git
+    /// ([`super::team`]).
+    Team,
 }
 
 /// memd: the verdict on an item in a context from what was learned here

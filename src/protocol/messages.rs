@@ -329,6 +329,24 @@ pub struct LogEntry {
     pub tags: Vec<TagLine>,
     pub times_applied: u32,
     pub effectiveness: Option<f64>,
+    /// The team's verdicts on it, per repository that shares them and
+    /// member (last, so that an older `memctl` still reads the rest).
+    #[serde(default)]
+    pub team: Vec<TeamLine>,
+}
+
+/// One member's verdicts on an item in a team's repository.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TeamLine {
+    /// The repository's name in the team's events.
+    pub repo: String,
+    pub member: String,
+    /// Whether it is this engineer's own file.
+    pub own: bool,
+    pub verdicts: u32,
+    /// Weighted relevant and irrelevant verdicts.
+    pub relevant: f64,
+    pub irrelevant: f64,
 }
 
 /// One knowledge item as shown to people.
@@ -445,4 +463,43 @@ pub struct StatusReport {
     /// reads the rest.
     #[serde(default)]
     pub refused_projects: Vec<String>,
+    /// The projects that share their verdicts with their team.
+    #[serde(default)]
+    pub teams: Vec<TeamStatus>,
+}
+
+/// A project that shares its verdicts (`.memd/team.toml`).
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct TeamStatus {
+    /// The repository's path here.
+    pub repo: String,
+    /// Its name in the team's events.
+    pub name: String,
+    /// This engineer's member name, and file.
+    pub member: String,
+    pub member_file: String,
+    pub teammate_weight: f64,
+    /// Why its settings or files could not be read.
+    pub error: Option<String>,
+    /// Each member's file.
+    pub files: Vec<TeamFileStatus>,
+    /// Items the team judged that no knowledge file defines (their
+    /// verdicts move nothing).
+    pub unknown_items: Vec<String>,
+}
+
+/// One member's file of a team.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct TeamFileStatus {
+    /// Its path.
+    pub file: String,
+    pub member: String,
+    /// Events counted.
+    pub events: u64,
+    /// Items they judged.
+    pub items: u64,
+    /// Lines skipped.
+    pub skipped: u64,
+    /// The first problems, each `file:line: why` (line 0: the file).
+    pub problems: Vec<String>,
 }

@@ -155,6 +155,9 @@ pub(in crate::engine) struct Context<'a> {
     /// The spreads of the items something was learned about
     /// ([`crate::learning::Learned::learned_spreads`]).
     learned: rustc_hash::FxHashSet<u64>,
+    /// The spreads of the items the project's team judged
+    /// ([`crate::learning::team::Team::spreads`]).
+    team: Option<&'a rustc_hash::FxHashSet<u64>>,
 }
 
 impl<'a> Context<'a> {
@@ -167,19 +170,34 @@ impl<'a> Context<'a> {
         band: u8,
     ) -> Assessment {
         let learned = facts.learned;
-        if !self.knows(live) {
-            return learned.nothing_learned(&[], &facts.tags);
-        }
         let id = &live.item.id;
-        let own = learned
-            .tag_scores(id)
-            .map_or_else(Vec::new, |_| learned.seen_among(live.item.stack_words()));
-        learned.assess(id, &own, &facts.tags, Match::of_band(band))
+        let assessment = if !self.knows_locally(live) {
+            learned.nothing_learned(&[], &facts.tags)
+        } else {
+            let own = learned
+                .tag_scores(id)
+                .map_or_else(Vec::new, |_| learned.seen_among(live.item.stack_words()));
+            learned.assess(id, &own, &facts.tags, Match::of_band(band))
+        };
+        match facts.team.and_then(|team| Some((team, team.evidence(id)?))) {
+            Some((team, evidence)) => assessment.with_team(evidence, team.teammate_weight),
+            None => assessment,
+        }
     }
 
     /// Whether something may have been learned about `live` (its spread
-    /// is one of a learned item's): otherwise nothing was.
+    /// is one of a learned item's, here or by the project's team):
+    /// otherwise nothing was.
     fn knows(&self, live: &Live) -> bool {
+        self.knows_locally(live)
+            || match live.features {
+                Features::Lesson { spread, .. } => self.team.is_some_and(|t| t.contains(&spread)),
+                _ => false,
+            }
+    }
+
+    /// [`Context::knows`], by this engineer's own verdicts.
+    fn knows_locally(&self, live: &Live) -> bool {
         match live.features {
             Features::Lesson { spread, .. } => self.learned.contains(&spread),
             _ => true,
@@ -210,6 +228,7 @@ impl<'a> Context<'a> {
             seen: learned.seen_tags(),
             tag_hashes: facts.tags.iter().map(|t| lesson::tag_hash(t)).collect(),
             learned: learned.learned_spreads(),
+            team: facts.team.map(|t| &t.spreads),
         }
     }
 }

@@ -64,6 +64,8 @@ pub(super) struct QueryFacts<'q> {
     pub(super) query: &'q Query,
     /// What was learned from use.
     pub(super) learned: &'q Learned,
+    /// The team of the query's project, where it shares its verdicts.
+    pub(super) team: Option<&'q crate::learning::team::Team>,
     /// Whether the query has a task (a prompt), not a session start.
     pub(super) on_prompt: bool,
     /// Items the session has already been shown.
@@ -191,8 +193,16 @@ impl<'q> QueryFacts<'q> {
                 gotcha_hashes.insert(hash(singular));
             }
         }
+        let team = match engine.scope_of(query) {
+            crate::engine::GLOBAL => None,
+            scope => engine
+                .projects()
+                .get(scope as usize - 1)
+                .and_then(|repo| learned.teams.get(repo)),
+        };
         QueryFacts {
             learned,
+            team,
             on_prompt: !query.task.trim().is_empty(),
             product_bit: rubric.product.as_deref().map_or(0, bit),
             tag_bits: mask(&tags),
