@@ -98,8 +98,10 @@ fn read_member(path: &Path, file: &mut MemberFile, repo: &str) -> Result<(), Str
     Ok(())
 }
 
-/// Reads `repo`'s team as it is on disk now, going on from `before`.
-fn load(repo: &Path, before: Option<Team>, member: Option<&str>) -> Option<Team> {
+/// Reads `repo`'s team as it is on disk now, going on from `before` (what
+/// was read of it before: a file that only grew is read from where reading
+/// stopped); `member`: `[team] member`. `None`: the project does not share.
+pub fn load(repo: &Path, before: Option<Team>, member: Option<&str>) -> Option<Team> {
     let memd = repo.join(".memd");
     let settings = match crate::knowledge::read::read_regular(&memd.join(TEAM_FILE)) {
         Err(crate::knowledge::read::ReadError::Io(e))
