@@ -19,6 +19,8 @@
 //! lessons shown, counted for the match-count pin and judged relevant or
 //! not at random, the lessons held back aged), so tag scores, evidence
 //! elsewhere, filters, probation and scoped pins are all on the query path.
+//! The prompts are then timed in a repository without a team and in one
+//! whose team shares its verdicts (50 members x 5,000 events, issue 35).
 
 mod corpus;
 
@@ -129,6 +131,54 @@ fn bench(items: usize, semantic: bool) {
         "prompts as the hook asks, the decision to show",
     );
     engine.set_decide(false);
+    // The same prompts from a repository whose team shares its verdicts
+    // (issue 35): 50 members' verdicts on the lessons these queries show
+    // and more, 2,000 items in all.
+    let repo = std::path::Path::new("/bench/team-repo");
+    engine.register_project(repo);
+    let none = std::collections::HashSet::new();
+    let mut judged: Vec<String> = queries
+        .iter()
+        .flat_map(|q| engine.answer(&learned, q, &none).unwrap().answer.items)
+        .filter(|i| i.kind == memd::protocol::Kind::Lesson)
+        .map(|i| i.id)
+        .collect();
+    judged.sort();
+    judged.dedup();
+    let shown = judged.len();
+    judged.extend((judged.len()..2_000).map(|n| format!("team-only-{n}")));
+    learned
+        .teams
+        .insert(repo.to_path_buf(), team_of(&judged, 50, 5_000, &mut rng));
+    let in_repo_first: Vec<Query> = prompts
+        .iter()
+        .map(|q| Query {
+            cwd: Some("/bench/other-repo".into()),
+            ..q.clone()
+        })
+        .collect();
+    engine.register_project(std::path::Path::new("/bench/other-repo"));
+    time(
+        &engine,
+        &learned,
+        &in_repo_first,
+        items,
+        "prompts as the hook asks, in a repository without a team",
+    );
+    let in_repo: Vec<Query> = prompts
+        .iter()
+        .map(|q| Query {
+            cwd: Some(repo.display().to_string()),
+            ..q.clone()
+        })
+        .collect();
+    time(
+        &engine,
+        &learned,
+        &in_repo,
+        items,
+        &format!("prompts as the hook asks, in a repository with a 50-member team's 250,000 verdicts on 2,000 items ({shown} of them lessons these queries show)"),
+    );
     // Session start, as the hook asks: no task, experience and lessons,
     // pinned lessons first.
     let starts: Vec<Query> = queries
@@ -180,6 +230,40 @@ fn bench(items: usize, semantic: bool) {
         items,
         "tasks after a pasted 64 KiB-1 MiB log",
     );
+}
+
+/// A team of `members`, each with `events` verdicts on items among `ids`,
+/// as memd keeps it once their files are read.
+fn team_of(
+    ids: &[String],
+    members: usize,
+    events: u64,
+    rng: &mut Rng,
+) -> memd::learning::team::Team {
+    use memd::learning::team::{Event, MemberFile, Team};
+    let mut team = Team::new("bench", "m0", 0.5);
+    for m in 0..members {
+        let member = format!("m{m}");
+        let mut text = String::new();
+        for n in 0..events {
+            let e = Event {
+                event: format!("{}-{:016x}", 1_000 + n, n),
+                member: member.clone(),
+                item: ids[rng.below(ids.len())].clone(),
+                repo: "bench".into(),
+                tags: vec![],
+                verdict: if rng.below(3) == 0 { 1.0 } else { -1.0 },
+                weight: 1.0,
+                time: 1_000,
+            };
+            text += &(serde_json::to_string(&e).unwrap() + "\n");
+        }
+        let mut file = MemberFile::new(&member);
+        file.read(0, text.as_bytes(), "bench", 2_000);
+        team.files.insert(format!("{member}.jsonl"), file);
+    }
+    team.refresh();
+    team
 }
 
 /// Times each of `queries` one at a time, in rounds, and prints the figures.

@@ -293,7 +293,7 @@ pub fn entry(engine: &crate::engine::Engine, learned: &Learned, id: &str) -> Log
             .flat_map(|team| {
                 team.evidence(id)
                     .into_iter()
-                    .flat_map(|e| e.members)
+                    .flat_map(|e| e.members.clone())
                     .map(|(member, tally)| TeamLine {
                         repo: team.name.clone(),
                         own: member == team.member,

@@ -119,10 +119,7 @@ pub fn load(repo: &Path, before: Option<Team>, member: Option<&str>) -> Option<T
     let settings = match settings {
         Ok(file) => file.team,
         Err(why) => {
-            return Some(Team {
-                error: Some(why),
-                ..Team::default()
-            })
+            return Some(Team::broken(why));
         }
     };
     if team.name != settings.name {

@@ -295,7 +295,7 @@ pub struct Assessment {
     pub borrowed: bool,
     /// What the team's files say about it, where the project shares its
     /// verdicts ([`Assessment::with_team`]).
-    pub team: Option<super::team::TeamEvidence>,
+    pub team: Option<std::sync::Arc<super::team::TeamEvidence>>,
 }
 
 impl Assessment {
@@ -304,7 +304,11 @@ impl Assessment {
     /// and nothing here filters it, the team's evidence decides (it
     /// filters only when two members or more lean against the item) and
     /// its boost is added.
-    pub fn with_team(mut self, team: super::team::TeamEvidence, weight: f64) -> Assessment {
+    pub fn with_team(
+        mut self,
+        team: std::sync::Arc<super::team::TeamEvidence>,
+        weight: f64,
+    ) -> Assessment {
         use super::team::TeamVerdict;
         if let TagVerdict::Boost(own) = self.verdict {
             if self.here.level <= 0.0 || self.borrowed {

@@ -315,11 +315,15 @@ impl MemberFile {
     }
 }
 
-/// What the team's files say about one item.
+/// What the team's files say about one item, summed up once when the
+/// files change ([`Team::refresh`]).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct TeamEvidence {
     /// Each member's tally, by member.
     pub members: Vec<(String, Tally)>,
+    level: f64,
+    evals: f64,
+    against: usize,
 }
 
 /// What the team's evidence does to an item.
@@ -332,29 +336,32 @@ pub enum TeamVerdict {
 }
 
 impl TeamEvidence {
-    /// The members' balances, each counted for its [`Tally::say`].
-    pub fn level(&self) -> f64 {
-        let (sum, says) = self.members.iter().fold((0.0, 0.0), |(sum, says), (_, t)| {
+    /// The evidence of these members' tallies.
+    pub fn new(members: Vec<(String, Tally)>) -> TeamEvidence {
+        let (sum, says) = members.iter().fold((0.0, 0.0), |(sum, says), (_, t)| {
             (sum + t.balance() * t.say(), says + t.say())
         });
-        if says > 0.0 {
-            sum / says
-        } else {
-            0.0
+        TeamEvidence {
+            level: if says > 0.0 { sum / says } else { 0.0 },
+            evals: says,
+            against: members.iter().filter(|(_, t)| t.balance() < 0.0).count(),
+            members,
         }
+    }
+
+    /// The members' balances, each counted for its [`Tally::say`].
+    pub fn level(&self) -> f64 {
+        self.level
     }
 
     /// Verdicts behind it, each member's counted up to [`MEMBER_CAP`].
     pub fn evals(&self) -> f64 {
-        self.members.iter().map(|(_, t)| t.say()).sum()
+        self.evals
     }
 
     /// Members whose verdicts lean against the item.
     pub fn against(&self) -> usize {
-        self.members
-            .iter()
-            .filter(|(_, t)| t.balance() < 0.0)
-            .count()
+        self.against
     }
 
     /// Seed 001's filter line over the team's evidence, when two members
@@ -389,26 +396,56 @@ pub struct Team {
     /// The [`crate::scoring::lesson::spread_of`] of every item some member
     /// judged ([`Team::refresh`]), for a query to pass over the others.
     pub spreads: rustc_hash::FxHashSet<u64>,
+    /// Each judged item's evidence ([`Team::refresh`]).
+    by_item: rustc_hash::FxHashMap<String, std::sync::Arc<TeamEvidence>>,
 }
 
 impl Team {
-    /// What the team's files say about `item` (`None`: nothing).
-    pub fn evidence(&self, item: &str) -> Option<TeamEvidence> {
-        let members: Vec<(String, Tally)> = self
-            .files
-            .values()
-            .filter_map(|f| f.tallies.get(item).map(|t| (f.member.clone(), *t)))
-            .collect();
-        (!members.is_empty()).then_some(TeamEvidence { members })
+    /// A team named `name` as `member` sees it, none of its files read.
+    pub fn new(name: &str, member: &str, teammate_weight: f64) -> Team {
+        Team {
+            name: name.to_string(),
+            member: member.to_string(),
+            teammate_weight,
+            ..Team::default()
+        }
     }
 
-    /// Recomputes what is derived from the files, after they changed.
+    /// A team whose settings could not be read, and why.
+    pub fn broken(why: String) -> Team {
+        Team {
+            error: Some(why),
+            ..Team::default()
+        }
+    }
+
+    /// What the team's files say about `item` (`None`: nothing).
+    pub fn evidence(&self, item: &str) -> Option<std::sync::Arc<TeamEvidence>> {
+        self.by_item.get(item).cloned()
+    }
+
+    /// Recomputes what is derived from the files, after they changed: each
+    /// judged item's evidence, and the spreads.
     pub fn refresh(&mut self) {
-        let spreads = self
-            .items()
+        let mut members: rustc_hash::FxHashMap<&str, Vec<(String, Tally)>> = Default::default();
+        for f in self.files.values() {
+            for (item, tally) in &f.tallies {
+                members
+                    .entry(item.as_str())
+                    .or_default()
+                    .push((f.member.clone(), *tally));
+            }
+        }
+        let by_item = members
+            .into_iter()
+            .map(|(item, m)| (item.to_string(), std::sync::Arc::new(TeamEvidence::new(m))))
+            .collect();
+        self.by_item = by_item;
+        self.spreads = self
+            .by_item
+            .keys()
             .map(|id| crate::scoring::lesson::spread_of(id))
             .collect();
-        self.spreads = spreads;
     }
 
     /// Every item some member judged.
@@ -555,11 +592,9 @@ mod tests {
             text += &line("ann", &id(ms), "L-1", -1.0, 2.0);
         }
         ann.read(0, text.as_bytes(), "svc", 1_000);
-        let mut team = Team {
-            name: "svc".into(),
-            files: BTreeMap::from([("ann.jsonl".to_string(), ann)]),
-            ..Team::default()
-        };
+        let mut team = Team::new("svc", "ann", DEFAULT_TEAMMATE_WEIGHT);
+        team.files.insert("ann.jsonl".to_string(), ann);
+        team.refresh();
         let alone = team.evidence("L-1").unwrap();
         assert_eq!(alone.evals(), MEMBER_CAP, "fifty verdicts count for three");
         assert!(matches!(alone.verdict(0.5), TeamVerdict::Boost(b) if b < 0.0));
@@ -571,6 +606,7 @@ mod tests {
             1_000,
         );
         team.files.insert("bob.jsonl".into(), bob);
+        team.refresh();
         let both = team.evidence("L-1").unwrap();
         assert_eq!(both.against(), 2);
         assert_eq!(both.verdict(0.5), TeamVerdict::Filtered);
