@@ -89,6 +89,9 @@ Usage:
                               sessions with everyone who pulls it
                               (.memd/team.toml; each member's verdicts in
                               .memd/learned/<member>.jsonl)
+  memctl team compact         replace your own events in this repository's
+                              .memd/learned/ by one snapshot of what they add
+                              up to (a backup kept; nobody else's file touched)
   memctl export               all learned state as YAML
   memctl add KIND FIELDS [--tags A,B] [--personal]
                               add an item to the knowledge files: KIND is
@@ -348,9 +351,9 @@ fn run() -> Result<ExitCode, Box<dyn std::error::Error>> {
     if args.command == "doctor" {
         return doctor(&args);
     }
-    if args.command == "team" {
+    if args.command == "team" && args.positional.first().map(String::as_str) != Some("compact") {
         if args.positional.first().map(String::as_str) != Some("init") {
-            return Err("`memctl team` takes `init`".into());
+            return Err("`memctl team` takes `init` or `compact`".into());
         }
         let cwd = PathBuf::from(args.query.cwd.clone().ok_or("no working directory")?);
         let path = team::init(&cwd, args.team_name.as_deref())?;
@@ -387,6 +390,9 @@ fn run() -> Result<ExitCode, Box<dyn std::error::Error>> {
             query: args.query.clone(),
         },
         "reload" => RequestBody::Reload,
+        "team" => RequestBody::TeamCompact {
+            place: args.query.cwd.clone().ok_or("no working directory")?,
+        },
         "feedback" => RequestBody::Feedback {
             id: one("an item id")?,
             relevant: args

@@ -63,6 +63,17 @@ pub fn reply(reply: &Reply, elapsed: Duration) {
             }
         }
         Reply::Exported(yaml) => out!("{yaml}"),
+        Reply::TeamCompacted {
+            file,
+            lines,
+            items,
+            backup,
+        } => {
+            outln!("{file}: {lines} line(s) replaced by one snapshot of {items} item(s)");
+            if let Some(backup) = backup {
+                outln!("as it was: {backup}");
+            }
+        }
         Reply::Evaluated(report) => {
             for s in &report.sessions {
                 match &s.problem {

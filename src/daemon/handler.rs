@@ -92,6 +92,7 @@ impl Handler {
                 }
             }
             RequestBody::Add(new) => super::writer::add(self, new),
+            RequestBody::TeamCompact { place } => super::team::compact(&self.shared, &place),
             RequestBody::Feedback {
                 id,
                 relevant,

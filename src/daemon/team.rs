@@ -347,3 +347,103 @@ pub fn status(shared: &Shared, engine: &crate::engine::Engine) -> Vec<crate::pro
         })
         .collect()
 }
+
+/// Why a compaction did not happen.
+#[derive(Debug, thiserror::Error)]
+enum CompactError {
+    #[error(transparent)]
+    File(#[from] SafeFileError),
+    #[error("{0}")]
+    Refused(String),
+}
+
+/// `memctl team compact`: one's own file in the team's `learned/` of the
+/// repository at `place` replaced by one snapshot line of one's evidence
+/// (what the file's events add up to), through the safe write path, with
+/// a backup; nobody else's file is touched.
+pub fn compact(shared: &Shared, place: &str) -> crate::protocol::Response {
+    use crate::protocol::{ErrorKind, Reply, Response};
+    let Some(repo) = super::handler::repository_of(Path::new(place)) else {
+        return Response::error(
+            ErrorKind::BadRequest,
+            format!("{place} is not inside a repository"),
+        );
+    };
+    let Some((name, member)) = shared
+        .learned()
+        .teams
+        .get(&repo)
+        .filter(|t| t.error.is_none())
+        .map(|t| (t.name.clone(), t.member.clone()))
+    else {
+        return Response::error(
+            ErrorKind::BadRequest,
+            format!(
+                "{} does not share its verdicts (no readable .memd/team.toml, or memd has not seen the repository yet)",
+                repo.display()
+            ),
+        );
+    };
+    let path = repo
+        .join(".memd")
+        .join(LEARNED_DIR)
+        .join(member_file_name(&member));
+    let (mut lines, mut items) = (0, 0);
+    // What the events add up to, which the snapshot must read back as.
+    let expected = std::rc::Rc::new(std::cell::RefCell::new(None));
+    let (check_member, check_name, check_expected) =
+        (member.clone(), name.clone(), expected.clone());
+    let check = move |bytes: &[u8]| -> Result<(), String> {
+        let mut file = MemberFile::new(&check_member);
+        file.read(0, bytes, &check_name, crate::time::now());
+        let same = file.skipped == 0 && Some(&file.tallies) == check_expected.borrow().as_ref();
+        same.then_some(())
+            .ok_or_else(|| "the snapshot does not read back as the events it replaces".to_string())
+    };
+    let how = safe_file::Replace {
+        back_up: true,
+        check: Some(&check),
+        ..safe_file::Replace::default()
+    };
+    let updated = safe_file::update(&path, &how, |current| {
+        let Some(current) = current else {
+            return Err(CompactError::Refused(format!(
+                "{} does not exist: nothing to compact",
+                path.display()
+            )));
+        };
+        let mut file = MemberFile::new(&member);
+        file.read(0, &current.bytes, &name, crate::time::now());
+        if file.skipped > 0 {
+            return Err(CompactError::Refused(format!(
+                "{} has {} line(s) memd skips (see memctl status): fix them first, nothing was changed",
+                path.display(),
+                file.skipped
+            )));
+        }
+        lines = file.lines;
+        items = file.tallies.len() as u64;
+        *expected.borrow_mut() = Some(file.tallies.clone());
+        let now_ms = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_millis() as u64);
+        let snapshot = team::Snapshot::of(&file, &name, now_ms, safe_file::random_u64());
+        let mut text = serde_json::to_string(&snapshot)
+            .map_err(|e| CompactError::Refused(format!("cannot encode the snapshot: {e}")))?;
+        text.push('\n');
+        Ok(Some(text.into_bytes()))
+    });
+    match updated {
+        Ok(updated) => {
+            sync(shared, &repo);
+            Response::ok(Reply::TeamCompacted {
+                file: path.display().to_string(),
+                lines,
+                items,
+                backup: updated.replaced.backup.map(|b| b.display().to_string()),
+            })
+        }
+        Err(CompactError::Refused(why)) => Response::error(ErrorKind::BadRequest, why),
+        Err(err) => Response::error(ErrorKind::Internal, err.to_string()),
+    }
+}

@@ -80,6 +80,44 @@ pub struct Event {
     pub time: i64,
 }
 
+/// One member's evidence as it stood, replacing their older events in
+/// their own file (`memctl team compact`): each item's tally.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Snapshot {
+    /// Its id, in the events' order (a snapshot is an event of the file).
+    pub snapshot: String,
+    pub member: String,
+    pub repo: String,
+    /// Unix seconds.
+    pub time: i64,
+    /// Per item: weighted relevant and irrelevant verdicts (thousandths),
+    /// and verdicts.
+    pub items: BTreeMap<String, [u64; 3]>,
+}
+
+impl Snapshot {
+    /// The snapshot of `file`'s tallies, after `last` (its last id).
+    pub fn of(file: &MemberFile, repo: &str, now_ms: u64, random: u64) -> Snapshot {
+        Snapshot {
+            snapshot: next_id(file.last_id.as_deref(), now_ms, random),
+            member: file.member.clone(),
+            repo: repo.to_string(),
+            time: (now_ms / 1000) as i64,
+            items: file
+                .tallies
+                .iter()
+                .map(|(item, t)| {
+                    (
+                        item.clone(),
+                        [t.relevant, t.irrelevant, u64::from(t.verdicts)],
+                    )
+                })
+                .collect(),
+        }
+    }
+}
+
 /// An event id's order: its milliseconds, then its hex part.
 fn id_key(id: &str) -> Option<(u64, &str)> {
     let (ms, hex) = id.split_once('-')?;
@@ -262,8 +300,13 @@ impl MemberFile {
         if text.len() > MAX_LINE_BYTES {
             return Err(format!("longer than {MAX_LINE_BYTES} bytes"));
         }
-        let event: Event =
-            serde_json::from_slice(text).map_err(|e| format!("not an event: {e}"))?;
+        let event: Event = match serde_json::from_slice(text) {
+            Ok(event) => event,
+            Err(e) => match serde_json::from_slice::<Snapshot>(text) {
+                Ok(snapshot) => return self.restore(snapshot, repo, now),
+                Err(_) => return Err(format!("not an event: {e}")),
+            },
+        };
         if event.member != self.member {
             return Err(format!(
                 "an event of `{}` in {}'s file",
@@ -311,6 +354,62 @@ impl MemberFile {
             .add(event.verdict, event.weight);
         self.last_id = Some(event.event);
         self.events += 1;
+        Ok(())
+    }
+}
+
+impl MemberFile {
+    /// A snapshot line: the member's tallies are what it says, from here.
+    fn restore(&mut self, s: Snapshot, repo: &str, now: i64) -> Result<(), String> {
+        if s.member != self.member {
+            return Err(format!(
+                "a snapshot of `{}` in {}'s file",
+                s.member, self.member
+            ));
+        }
+        let Some(key) = id_key(&s.snapshot) else {
+            return Err(format!("`{}` is not an event id", s.snapshot));
+        };
+        if self
+            .last_id
+            .as_deref()
+            .and_then(id_key)
+            .is_some_and(|last| key <= last)
+        {
+            return Err(format!(
+                "snapshot `{}` is not after the event before it (duplicated or forged)",
+                s.snapshot
+            ));
+        }
+        if s.time > now + FUTURE_SLACK_SECS || s.repo != repo {
+            return Err(format!(
+                "snapshot `{}` is dated in the future or of another repository",
+                s.snapshot
+            ));
+        }
+        if s.items.keys().any(|i| i.is_empty() || i.len() > 256)
+            || s.items
+                .values()
+                .any(|[_, _, n]| *n == 0 || *n > u64::from(u32::MAX))
+        {
+            return Err(format!("snapshot `{}` has an unusable item", s.snapshot));
+        }
+        self.tallies = s
+            .items
+            .into_iter()
+            .map(|(item, [relevant, irrelevant, verdicts])| {
+                (
+                    item,
+                    Tally {
+                        relevant,
+                        irrelevant,
+                        verdicts: verdicts as u32,
+                    },
+                )
+            })
+            .collect();
+        self.events = self.tallies.values().map(|t| u64::from(t.verdicts)).sum();
+        self.last_id = Some(s.snapshot);
         Ok(())
     }
 }
@@ -625,6 +724,33 @@ mod tests {
         let from = b.resume_at();
         assert!(b.read(from, &text.as_bytes()[from as usize..], "svc", 1_000));
         assert_eq!(a.tallies, b.tallies);
+    }
+
+    #[test]
+    fn a_snapshot_keeps_the_tallies_and_later_events_add_to_them() {
+        let mut before = MemberFile::new("ann");
+        let text = line("ann", &id(1), "L-1", -1.0, 2.0)
+            + &line("ann", &id(2), "L-1", 1.0, 1.0)
+            + &line("ann", &id(3), "L-2", -0.5, 1.0);
+        before.read(0, text.as_bytes(), "svc", 2_000);
+        let snapshot = Snapshot::of(&before, "svc", 4, 9);
+        assert_eq!(snapshot.snapshot, "4-0000000000000009");
+        let compacted = serde_json::to_string(&snapshot).unwrap() + "\n";
+        let mut after = MemberFile::new("ann");
+        after.read(0, compacted.as_bytes(), "svc", 2_000);
+        assert_eq!(
+            (after.tallies.clone(), after.events),
+            (before.tallies.clone(), 3)
+        );
+        assert!(after.problems.is_empty());
+        let grown = compacted.clone() + &line("ann", &id(5), "L-2", -1.0, 1.0);
+        let from = after.resume_at();
+        after.read(from, &grown.as_bytes()[from as usize..], "svc", 2_000);
+        assert_eq!(after.tallies["L-2"].verdicts, 2);
+        // Another member's snapshot in this file is skipped.
+        let mut bob = MemberFile::new("bob");
+        bob.read(0, compacted.as_bytes(), "svc", 2_000);
+        assert!(bob.tallies.is_empty() && bob.problems[0].what.contains("snapshot of `ann`"));
     }
 
     #[test]

@@ -96,6 +96,9 @@ pub enum RequestBody {
     /// Adds a new item to a knowledge file (`memctl add`, the MCP tool
     /// `remember`).
     Add(NewItem),
+    /// Replaces one's own events in the team's files of the repository at
+    /// `place` by a snapshot of one's evidence (`memctl team compact`).
+    TeamCompact { place: String },
 }
 
 /// An item to add, and where.
@@ -283,6 +286,14 @@ pub enum Reply {
     Noted,
     /// To `add`: the new item's id and the file it was appended to.
     Added { id: String, file: String },
+    /// To `team_compact`: the file, the lines it had, the items its
+    /// snapshot keeps, and the backup of it as it was.
+    TeamCompacted {
+        file: String,
+        lines: u64,
+        items: u64,
+        backup: Option<String>,
+    },
 }
 
 /// One session's evaluation.
