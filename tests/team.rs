@@ -197,6 +197,8 @@ fn two_engineers_learn_together_through_git() {
     assert!(init.status.success(), "{}", stderr(&init));
     let settings = std::fs::read_to_string(work.join(".memd/team.toml")).unwrap();
     assert!(settings.contains("name = \"billing-svc\""), "{settings}");
+    let ignored = std::fs::read_to_string(work.join(".memd/learned/.gitignore")).unwrap();
+    assert_eq!(ignored, "*.memd-backup-*\n");
     git(&seed_home, &work, &["add", "-A"]);
     git(
         &seed_home,
@@ -322,7 +324,13 @@ fn two_engineers_learn_together_through_git() {
     assert_eq!(lines(&ann.file("ann")).len(), 1);
     assert_eq!(std::fs::read(ann.file("bob")).unwrap(), bobs);
     assert_eq!((ann.team_state("L-1"), ann.team_state("L-2")), before);
-    ann.git(&["commit", "-qam", "ann compacts her verdicts"]);
+    ann.git(&["add", ".memd/learned"]);
+    let staged = ann.git(&["status", "--porcelain"]);
+    assert!(
+        !staged.contains("memd-backup"),
+        "the backup is not for git: {staged}"
+    );
+    ann.git(&["commit", "-qm", "ann compacts her verdicts"]);
     ann.git(&["push", "-q", "origin", "HEAD:main"]);
     bob.git(&["pull", "-q", "origin", "main"]);
     eventually("bob reads the snapshot as the events it replaced", || {

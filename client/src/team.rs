@@ -63,6 +63,14 @@ pub fn init(cwd: &Path, name: Option<&str>) -> Result<PathBuf, String> {
         None => Ok(Some(text.clone().into_bytes())),
     })
     .map_err(|e| e.0)?;
+    // `memctl team compact` keeps a backup beside one's file: not for git.
+    let learned = memd.join("learned");
+    safe_file::own_dir(&learned, 0o755, false).map_err(|e| e.to_string())?;
+    let ignore = learned.join(".gitignore");
+    safe_file::update(&ignore, &safe_file::Replace::default(), |current| {
+        Ok::<_, InitError>(current.is_none().then(|| b"*.memd-backup-*\n".to_vec()))
+    })
+    .map_err(|e| e.0)?;
     Ok(path)
 }
 
