@@ -17,7 +17,7 @@
 //! - [`evaluate`]: transcripts (Claude Code, Codex CLI, Gemini CLI, memd's
 //!   OpenCode plugin) and judges for the evaluator.
 //! - [`daemon`]: `memd serve`: socket activation, the socket server, file
-//!   watching, state.
+//!   watching, state, the team's files, the local page (`memctl ui`).
 //! - [`config`]: the `memd.toml` file.
 //! - [`time`]: instants as Unix seconds.
 //! - [`safe_file`]: the one safe way a user's file is changed (install,

@@ -89,6 +89,10 @@ Usage:
                               sessions with everyone who pulls it
                               (.memd/team.toml; each member's verdicts in
                               .memd/learned/<member>.jsonl)
+  memctl ui [--no-open]       the local page: what was injected and why, what
+                              was learned; feedback and retiring an item (prints
+                              its address, with its token, and opens it where a
+                              browser can be)
   memctl team compact         replace your own events in this repository's
                               .memd/learned/ by one snapshot of what they add
                               up to (a backup kept; nobody else's file touched)
@@ -190,6 +194,8 @@ struct Args {
     team: bool,
     /// `memctl team init --name`.
     team_name: Option<String>,
+    /// `memctl ui --no-open`.
+    no_open: bool,
 }
 
 /// `memctl add`'s field options.
@@ -233,6 +239,7 @@ fn parse() -> Result<Option<Args>, Box<dyn std::error::Error>> {
         mine: false,
         team: false,
         team_name: None,
+        no_open: false,
     };
     let q = &mut args.query;
     while let Some(arg) = parser.next()? {
@@ -254,6 +261,7 @@ fn parse() -> Result<Option<Args>, Box<dyn std::error::Error>> {
             Long("project") => args.project = Some(parser.value()?.into()),
             Long("personal") => args.personal = true,
             Long("mine") => args.mine = true,
+            Long("no-open") => args.no_open = true,
             Long("team") => args.team = true,
             Long("name") if args.command == "team" => {
                 args.team_name = Some(parser.value()?.string()?)
@@ -312,6 +320,29 @@ fn as_the_hook_sees_it(mut query: Query) -> Query {
         query.tags = env_tags::tags(cwd);
     }
     query
+}
+
+/// Opens `url` in the browser where there is one to open it in (a
+/// desktop session, or `$BROWSER`); says nothing otherwise.
+fn open_browser(url: &str) {
+    let opener: Option<(String, Vec<String>)> = if let Ok(browser) = std::env::var("BROWSER") {
+        Some((browser, vec![url.to_string()]))
+    } else if cfg!(target_os = "macos") {
+        Some(("open".into(), vec![url.to_string()]))
+    } else if std::env::var_os("DISPLAY").is_some() || std::env::var_os("WAYLAND_DISPLAY").is_some()
+    {
+        Some(("xdg-open".into(), vec![url.to_string()]))
+    } else {
+        None
+    };
+    if let Some((program, args)) = opener {
+        let _ = std::process::Command::new(program)
+            .args(args)
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn();
+    }
 }
 
 /// Hook calls that found no daemon, shown by `status`.
@@ -390,6 +421,7 @@ fn run() -> Result<ExitCode, Box<dyn std::error::Error>> {
             query: args.query.clone(),
         },
         "reload" => RequestBody::Reload,
+        "ui" => RequestBody::Ui,
         "team" => RequestBody::TeamCompact {
             place: args.query.cwd.clone().ok_or("no working directory")?,
         },
@@ -466,6 +498,11 @@ fn run() -> Result<ExitCode, Box<dyn std::error::Error>> {
                 print::keep_log(entries, args.mine, args.team);
             }
             print::reply(&reply, elapsed);
+            if let Reply::Ui { url } = &reply {
+                if !args.no_open {
+                    open_browser(url);
+                }
+            }
             if let Reply::Status(_) = &reply {
                 print::local_hook_failures(&activity::latest(HOOK_CALLS_SHOWN));
             }

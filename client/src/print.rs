@@ -63,6 +63,7 @@ pub fn reply(reply: &Reply, elapsed: Duration) {
             }
         }
         Reply::Exported(yaml) => out!("{yaml}"),
+        Reply::Ui { url } => outln!("{url}"),
         Reply::TeamCompacted {
             file,
             lines,

@@ -93,6 +93,13 @@ impl Handler {
             }
             RequestBody::Add(new) => super::writer::add(self, new),
             RequestBody::TeamCompact { place } => super::team::compact(&self.shared, &place),
+            RequestBody::Ui => match super::ui::start(self) {
+                Ok(running) => Response::ok(Reply::Ui { url: running.url() }),
+                Err(err) => Response::error(
+                    ErrorKind::Internal,
+                    format!("the local page cannot start: {err}"),
+                ),
+            },
             RequestBody::Feedback {
                 id,
                 relevant,
@@ -170,6 +177,19 @@ impl Handler {
             first_of_session,
             ..answer
         };
+        if let Some(session) = query.session_id.as_deref().filter(|s| !s.is_empty()) {
+            let injection = super::injections::Injection {
+                at: crate::time::now(),
+                session: session.to_string(),
+                query: query.clone(),
+                answer: answer.clone(),
+            };
+            self.shared
+                .injections
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .push(injection);
+        }
         let micros = started.elapsed().as_secs_f64() * 1e6;
         self.shared
             .latencies

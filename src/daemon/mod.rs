@@ -11,16 +11,23 @@
 //! - [`indexer`]: bringing memory and store in line with the disk.
 //! - [`recorder`]: what queries showed, recorded in batches.
 //! - [`learning`]: feedback, evaluations, the log.
+//! - [`team`]: the team's verdicts in a project's `.memd/learned/`:
+//!   followed as they change, and one's own appended.
+//! - [`writer`]: adding an item to a knowledge file, and retiring one.
+//! - [`injections`]: the latest answers to sessions, for the page.
+//! - [`ui`]: the local page (`memctl ui`).
 //! - [`state`]: what they share.
 
 pub mod activation;
 pub mod handler;
 pub mod indexer;
+pub mod injections;
 pub mod learning;
 pub mod recorder;
 pub mod server;
 pub mod state;
 pub mod team;
+pub mod ui;
 pub mod watch;
 pub mod writer;
 
@@ -339,6 +346,8 @@ pub fn run(options: ServeOptions) -> Result<(), DaemonError> {
         latencies: Mutex::new(Latencies::default()),
         places: Mutex::new(HashMap::new()),
         hooks: Mutex::new(state::HookActivity::default()),
+        injections: Mutex::new(Default::default()),
+        ui: Mutex::new(None),
         info: Info {
             started,
             pid: std::process::id(),

@@ -186,6 +186,10 @@ pub struct Shared {
     pub places: Mutex<HashMap<String, Option<PathBuf>>>,
     /// What the hooks reported of their calls.
     pub hooks: Mutex<HookActivity>,
+    /// The latest answers to sessions, for the local page.
+    pub injections: Mutex<super::injections::Injections>,
+    /// The local page, once started (`memctl ui`).
+    pub ui: Mutex<Option<super::ui::Running>>,
     pub info: Info,
 }
 

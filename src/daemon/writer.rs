@@ -144,3 +144,94 @@ fn write(handler: &Handler, new: &NewItem) -> Result<(String, PathBuf), WriteErr
     }
     Ok((id, path))
 }
+
+/// What retiring an item did.
+pub struct Retired {
+    pub file: PathBuf,
+    /// The lines taken out.
+    pub removed: String,
+    /// The file as it was.
+    pub backup: Option<PathBuf>,
+}
+
+/// Where item `id` is defined (any scope): its file and first line.
+pub fn source_of(handler: &Handler, id: &str) -> Option<(PathBuf, usize)> {
+    let k = handler.shared.read();
+    let engine = &k.engine;
+    let item = engine.get(id).cloned().or_else(|| {
+        (1..=engine.projects().len() as u32).find_map(|scope| engine.get_in(id, scope).cloned())
+    })?;
+    Some((
+        item.source.file.to_path_buf(),
+        item.source.pos.line as usize,
+    ))
+}
+
+/// The lines retiring `id` would take out of its file, as they are now.
+pub fn retire_plan(handler: &Handler, id: &str) -> Result<(PathBuf, String), String> {
+    let (path, line) = source_of(handler, id).ok_or_else(|| format!("no item `{id}` is loaded"))?;
+    let current = safe_file::read(&path)
+        .map_err(|e| e.to_string())?
+        .ok_or_else(|| format!("{} is gone", path.display()))?;
+    let text = std::str::from_utf8(&current.bytes)
+        .map_err(|_| format!("{} is not UTF-8", path.display()))?;
+    let (_, range) =
+        crate::knowledge::retire::without(text, &path, id, line).map_err(|e| e.to_string())?;
+    let removed: String = text
+        .split_inclusive('\n')
+        .enumerate()
+        .filter(|(i, _)| range.contains(i))
+        .map(|(_, l)| l)
+        .collect();
+    Ok((path, removed))
+}
+
+/// Takes item `id` out of its knowledge file through the safe write path
+/// (the rest byte for byte, read back by the loader, a backup kept), then
+/// has the indexer apply it before answering.
+pub fn retire(handler: &Handler, id: &str) -> Result<Retired, String> {
+    let (path, line) = source_of(handler, id).ok_or_else(|| format!("no item `{id}` is loaded"))?;
+    let _writing = WRITING.lock().unwrap_or_else(|e| e.into_inner());
+    let how = safe_file::Replace {
+        back_up: true,
+        ..safe_file::Replace::default()
+    };
+    let mut removed = String::new();
+    let updated = safe_file::update(&path, &how, |current| {
+        let Some(current) = current else {
+            return Err(WriteError::Place(format!("{} is gone", path.display())));
+        };
+        if let Some(why) = crate::knowledge::trust::distrust_mode(current.mode, current.gid) {
+            return Err(WriteError::Place(format!(
+                "{} is {why}: memd does not load it, so nothing is written to it",
+                path.display()
+            )));
+        }
+        let text = std::str::from_utf8(&current.bytes)
+            .map_err(|_| WriteError::Place(format!("{} is not UTF-8", path.display())))?;
+        let (out, range) = crate::knowledge::retire::without(text, &path, id, line)
+            .map_err(|e| WriteError::Place(e.to_string()))?;
+        removed = text
+            .split_inclusive('\n')
+            .enumerate()
+            .filter(|(i, _)| range.contains(i))
+            .map(|(_, l)| l)
+            .collect();
+        Ok(Some(out.into_bytes()))
+    })
+    .map_err(|e| e.to_string())?;
+    let (tx, rx) = mpsc::channel();
+    if handler
+        .indexer
+        .send(Message::Written(path.clone(), tx))
+        .is_ok()
+    {
+        let _ = rx.recv_timeout(INDEXER_WAIT);
+    }
+    tracing::info!("retired {id} from {}", path.display());
+    Ok(Retired {
+        file: path,
+        removed,
+        backup: updated.replaced.backup,
+    })
+}

@@ -10,6 +10,7 @@ pub mod item;
 pub mod kinds;
 pub mod node;
 pub mod read;
+pub mod retire;
 pub mod scan;
 pub mod secrets;
 pub mod trust;

@@ -99,6 +99,8 @@ pub enum RequestBody {
     /// Replaces one's own events in the team's files of the repository at
     /// `place` by a snapshot of one's evidence (`memctl team compact`).
     TeamCompact { place: String },
+    /// Starts the local page (or finds it started): `memctl ui`.
+    Ui,
 }
 
 /// An item to add, and where.
@@ -294,6 +296,8 @@ pub enum Reply {
         items: u64,
         backup: Option<String>,
     },
+    /// To `ui`: the address to open first (its token in it).
+    Ui { url: String },
 }
 
 /// One session's evaluation.
