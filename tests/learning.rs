@@ -1386,3 +1386,51 @@ fn verdicts_from_one_repository_do_not_filter_a_lesson_in_another_sharing_its_la
     }
     assert!(!lesson_ids(&daemon, "python,search").contains(&"L-1".to_string()));
 }
+
+#[test]
+fn a_pin_by_hand_shows_a_lesson_at_session_start_until_unpinned() {
+    let sandbox = Sandbox::new();
+    sandbox.write("lessons.yaml", LESSONS);
+    let daemon = Daemon::start(&sandbox);
+    let start = |session: &str| -> Vec<String> {
+        let v = daemon.json(&[
+            "query",
+            "--tags",
+            "python",
+            "--session",
+            session,
+            "--kinds",
+            "lesson",
+        ]);
+        v["ok"]["answer"]["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|i| i["id"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert!(start("s-0").is_empty(), "nothing is pinned yet");
+    let pinned = daemon.json(&["pin", "L-1", "--tags", "python"]);
+    assert_eq!(pinned["ok"]["judged"]["pinned"], "manual for [python]");
+    assert_eq!(start("s-1"), ["L-1"]);
+    // Not where a query lacks the tag.
+    let elsewhere = daemon.json(&[
+        "query",
+        "--tags",
+        "go",
+        "--session",
+        "s-2",
+        "--kinds",
+        "lesson",
+    ]);
+    assert!(elsewhere["ok"]["answer"]["items"]
+        .as_array()
+        .unwrap()
+        .is_empty());
+    let unpinned = daemon.json(&["unpin", "L-1", "--tags", "python"]);
+    assert!(unpinned["ok"]["judged"]["pinned"].is_null(), "{unpinned}");
+    assert!(start("s-3").is_empty());
+    // An unknown item is refused.
+    let out = daemon.memctl(&["pin", "L-404"]);
+    assert!(!out.status.success());
+}

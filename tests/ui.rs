@@ -290,6 +290,40 @@ fn the_page_shows_what_was_injected_and_takes_feedback_and_retires() {
             .max()
             .unwrap_or(0);
         assert_eq!(negative, 1, "{entry}");
+        // Pin by hand for the session's tags, then unpin.
+        c.goto(&format!("http://{address}/item/L-KEEP"))
+            .await
+            .unwrap();
+        c.find(Locator::Css("button[data-action='pin']"))
+            .await
+            .unwrap()
+            .click()
+            .await
+            .unwrap();
+        c.wait()
+            .for_element(Locator::Css("button[data-action='unpin']"))
+            .await
+            .unwrap();
+        let pinned = log_entry(&daemon, "L-KEEP")["pinned"].clone();
+        assert!(
+            pinned
+                .as_str()
+                .is_some_and(|p| p.starts_with("manual for [") && p.contains("payflow-api")),
+            "{pinned}"
+        );
+        c.find(Locator::Css("button[data-action='unpin']"))
+            .await
+            .unwrap()
+            .click()
+            .await
+            .unwrap();
+        common::eventually("the unpin is recorded", || {
+            log_entry(&daemon, "L-KEEP")["pinned"].is_null()
+        });
+        c.wait()
+            .for_element(Locator::Css("button[data-action='pin']"))
+            .await
+            .unwrap();
         // An item whose text is markup renders as text, and runs nothing.
         c.goto(&format!("http://{address}/item/L-XSS"))
             .await

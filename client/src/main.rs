@@ -74,6 +74,10 @@ Usage:
                               direct feedback (weight 2.0) for those tags, or
                               for the tags of the query that last showed it
                               (the note goes to memd's log with it)
+  memctl pin ID [--tags A,B] / memctl unpin ID [--tags A,B]
+                              pin an item by hand where a query has all those
+                              tags (none: everywhere); unpin takes out its pins,
+                              automatic or not, for exactly those tags
   memctl track ID [--applied] [--helpful|--not-helpful] [--score S]
                [--note TEXT] [--task-id ID]
                               record an application (effectiveness EMA)
@@ -422,6 +426,11 @@ fn run() -> Result<ExitCode, Box<dyn std::error::Error>> {
         },
         "reload" => RequestBody::Reload,
         "ui" => RequestBody::Ui,
+        "pin" | "unpin" => RequestBody::Pin {
+            id: one("an item id")?,
+            tags: args.query.tags.clone(),
+            pinned: args.command == "pin",
+        },
         "team" => RequestBody::TeamCompact {
             place: args.query.cwd.clone().ok_or("no working directory")?,
         },

@@ -93,6 +93,9 @@ impl Handler {
             }
             RequestBody::Add(new) => super::writer::add(self, new),
             RequestBody::TeamCompact { place } => super::team::compact(&self.shared, &place),
+            RequestBody::Pin { id, tags, pinned } => {
+                learning::pin(&self.shared, &self.store, &id, tags, pinned)
+            }
             RequestBody::Ui => match super::ui::start(self) {
                 Ok(running) => Response::ok(Reply::Ui { url: running.url() }),
                 Err(err) => Response::error(

@@ -160,6 +160,57 @@ pub fn feedback(
     reply
 }
 
+/// Pins `id` by hand for `tags` (where a query has all of them; none:
+/// everywhere), or takes out its pins, automatic or not, for exactly those
+/// tags. A pin by hand is never taken out by the seed's unpin rule.
+pub fn pin(shared: &Shared, store: &Store, id: &str, tags: Vec<String>, pinned: bool) -> Response {
+    if find(&shared.read().engine, id).is_none() {
+        return unknown(id);
+    }
+    let mut tags: Vec<String> = tags
+        .iter()
+        .filter_map(|t| crate::learning::workspace_tag(t))
+        .collect();
+    tags.sort();
+    tags.dedup();
+    let k = shared.read();
+    let mut learned = shared.learned_mut();
+    let mut tx = Transaction::new(&mut learned);
+    let state = tx.item(id);
+    let pins = state.pins.entry(id.to_string()).or_default();
+    let changed = if pinned {
+        let there = pins.iter().any(|p| p.manual && p.tags == tags);
+        if !there {
+            pins.push(Pin {
+                manual: true,
+                tags: tags.clone(),
+            });
+        }
+        !there
+    } else {
+        let before = pins.len();
+        pins.retain(|p| p.tags != tags);
+        before != pins.len()
+    };
+    if state.pins.get(id).is_some_and(Vec::is_empty) {
+        state.pins.remove(id);
+    }
+    if changed {
+        if let Err(err) = tx.commit(|write| store.write_learned(write)) {
+            return internal(err);
+        }
+        tracing::info!(
+            "{}: {} by hand for [{}]",
+            loggable(id),
+            if pinned { "pinned" } else { "unpinned" },
+            loggable(&tags.join(", "))
+        );
+    } else {
+        drop(tx);
+    }
+    Response::ok(Reply::Judged(entry(&k.engine, &learned, id)))
+}
+
 fn log_pin_changes(id: &str, changes: &[PinChange]) {
     for change in changes {
         match change {
@@ -454,6 +505,16 @@ pub fn evaluate(
             }
         };
         let outcome = evaluate_one(shared, store, judge, &id, audit, part);
+        {
+            let mut problems = shared
+                .evaluation_problems
+                .lock()
+                .unwrap_or_else(|e| e.into_inner());
+            match &outcome.problem {
+                Some(why) => problems.insert(id.clone(), why.clone()),
+                None => problems.remove(&id),
+            };
+        }
         if outcome.problem.is_some() {
             // To the back of the queue, so one failing session does not
             // hold up the others.

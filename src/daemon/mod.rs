@@ -347,6 +347,7 @@ pub fn run(options: ServeOptions) -> Result<(), DaemonError> {
         places: Mutex::new(HashMap::new()),
         hooks: Mutex::new(state::HookActivity::default()),
         injections: Mutex::new(Default::default()),
+        evaluation_problems: Mutex::new(HashMap::new()),
         ui: Mutex::new(None),
         info: Info {
             started,

@@ -188,6 +188,9 @@ pub struct Shared {
     pub hooks: Mutex<HookActivity>,
     /// The latest answers to sessions, for the local page.
     pub injections: Mutex<super::injections::Injections>,
+    /// Why each session's last evaluation did not judge all it should have
+    /// (for the local page).
+    pub evaluation_problems: Mutex<HashMap<String, String>>,
     /// The local page, once started (`memctl ui`).
     pub ui: Mutex<Option<super::ui::Running>>,
     pub info: Info,

@@ -101,6 +101,13 @@ pub enum RequestBody {
     TeamCompact { place: String },
     /// Starts the local page (or finds it started): `memctl ui`.
     Ui,
+    /// Pins `id` by hand where a query has all of `tags` (none: everywhere),
+    /// or takes out its pins for exactly those tags (`pinned: false`).
+    Pin {
+        id: String,
+        tags: Vec<String>,
+        pinned: bool,
+    },
 }
 
 /// An item to add, and where.

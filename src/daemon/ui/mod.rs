@@ -122,6 +122,7 @@ fn router(state: Page) -> Router {
         .route("/style.css", get(pages::style))
         .route("/feedback", post(pages::feedback))
         .route("/retire", post(pages::retire))
+        .route("/pin", post(pages::pin))
         .layer(middleware::from_fn_with_state(state.clone(), guard))
         .with_state(state)
 }

@@ -246,6 +246,29 @@ pub async fn session(
         return not_found(format!("no session `{id}` is known"));
     }
     let back = format!("/session/{}", urlencode(&id));
+    // What the judge said of each item this session showed.
+    let verdicts: Vec<(String, f64, f64)> = audit
+        .iter()
+        .flat_map(|a| a.shown.iter())
+        .flat_map(|item| {
+            page.handler
+                .store
+                .journal(item)
+                .unwrap_or_default()
+                .into_iter()
+                .filter(|(_, j)| j.session.as_deref() == Some(id.as_str()))
+                .map(|(_, j)| (item.clone(), j.raw, j.weight))
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    let problem = page
+        .handler
+        .shared
+        .evaluation_problems
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .get(&id)
+        .cloned();
     let mut parts = Vec::new();
     for injection in &injections {
         let shown: Vec<&str> = injection
@@ -350,6 +373,19 @@ pub async fn session(
                 (if a.processed { "evaluated" } else if a.ended { "ended, waiting for evaluation" } else { "open" })
             }
         }
+        @if let Some(why) = &problem { p.bad { "Its last evaluation: " (why) } }
+        @if !verdicts.is_empty() {
+            h2 { "What the judge said" }
+            table {
+                tr { th { "Item" } th { "Verdict" } }
+                @for (item, raw, _) in &verdicts {
+                    tr.verdict {
+                        td { (item_link(item)) }
+                        td { (if *raw > 0.0 { "relevant" } else { "not relevant" }) " (" (format!("{raw:+.2}")) ")" }
+                    }
+                }
+            }
+        }
         @if injections.is_empty() {
             p.muted { "Its blocks are not kept (answered before this daemon started). Items shown: " }
             @if let Some(a) = &audit { ul { @for i in &a.shown { li { (item_link(i)) } } } }
@@ -388,15 +424,22 @@ pub async fn item(State(page): State<Page>, Path(id): Path<String>) -> Response 
         Ok(Reply::Log(mut entries)) => entries.pop(),
         _ => None,
     };
-    let (shown, journal) = {
+    let last_tags = page
+        .handler
+        .shared
+        .last_shown(&id)
+        .map(|l| l.tags)
+        .unwrap_or_default();
+    let (shown, journal, pins) = {
         let learned = page.handler.shared.learned();
+        let pins = learned.pins_of(&id).to_vec();
         let shown: Vec<(String, u32)> = learned
             .matches
             .get(&id)
             .map(|m| m.iter().map(|(k, v)| (k.clone(), *v)).collect())
             .unwrap_or_default();
         let journal = page.handler.store.journal(&id).unwrap_or_default();
-        (shown, journal)
+        (shown, journal, pins)
     };
     let verdicts: Vec<(f64, f64)> = journal
         .iter()
@@ -418,9 +461,23 @@ pub async fn item(State(page): State<Page>, Path(id): Path<String>) -> Response 
                 @for (context, n) in &shown { tr { td { (context) } td { (n) } } }
             }
         }
+        h2 { "Pins" }
+        @if pins.is_empty() { p.muted { "Not pinned by memd (a pin in its file, `pinned: true`, is the file's)." } }
+        @else {
+            table {
+                tr { th { "Pin" } th { "Where" } th { "" } }
+                @for p in &pins {
+                    tr {
+                        td { (if p.manual { "by hand" } else { "automatic (seed 001)" }) }
+                        td { (if p.tags.is_empty() { "everywhere".to_string() } else { format!("where a query has [{}]", p.tags.join(", ")) }) }
+                        td { (pin_form(&page, &id, &p.tags, false)) }
+                    }
+                }
+            }
+        }
+        p { "Pin it by hand where a query has these tags (comma-separated; none: everywhere): " (pin_form(&page, &id, &last_tags, true)) }
         h2 { "What was learned" }
         @if let Some(e) = &entry {
-            @if let Some(pin) = &e.pinned { p { "Pinned: " (pin) } }
             @if e.tags.is_empty() { p.muted { "No verdict yet." } }
             @else {
                 table {
@@ -456,6 +513,61 @@ pub async fn item(State(page): State<Page>, Path(id): Path<String>) -> Response 
         }
     };
     frame(&format!("{} ({})", id, view.kind), body).into_response()
+}
+
+/// A form that pins `id` by hand for `tags` (editable), or unpins it for
+/// exactly those.
+fn pin_form(page: &Page, id: &str, tags: &[String], pin: bool) -> Markup {
+    html! {
+        form.inline action="/pin" method="post" {
+            input type="hidden" name="id" value=(id);
+            input type="hidden" name="pinned" value=(if pin { "yes" } else { "no" });
+            input type="hidden" name="form_token" value=(page.running.form_token);
+            @if pin {
+                input type="text" name="tags" value=(tags.join(",")) aria-label="tags";
+            } @else {
+                input type="hidden" name="tags" value=(tags.join(","));
+            }
+            " "
+            button type="submit" data-action=(if pin { "pin" } else { "unpin" }) { (if pin { "pin" } else { "unpin" }) }
+        }
+    }
+}
+
+#[derive(Deserialize)]
+pub struct PinForm {
+    id: String,
+    pinned: String,
+    #[serde(default)]
+    tags: String,
+    form_token: String,
+}
+
+/// Pins or unpins by hand, as `memctl pin` / `memctl unpin`.
+pub async fn pin(State(page): State<Page>, Form(form): Form<PinForm>) -> Response {
+    if form.form_token != page.running.form_token {
+        return bad_form();
+    }
+    let tags: Vec<String> = form
+        .tags
+        .split(',')
+        .map(str::trim)
+        .filter(|t| !t.is_empty())
+        .map(str::to_string)
+        .collect();
+    let request = RequestBody::Pin {
+        id: form.id.clone(),
+        tags,
+        pinned: form.pinned == "yes",
+    };
+    match reply(ask(&page, request).await) {
+        Ok(_) => Redirect::to(&format!("/item/{}", urlencode(&form.id))).into_response(),
+        Err(why) => (
+            StatusCode::BAD_REQUEST,
+            frame("Not changed", html! { p.bad { (why) } }),
+        )
+            .into_response(),
+    }
 }
 
 /// The confirmation step before retiring: the exact lines that go.
@@ -588,12 +700,19 @@ pub async fn evaluations(State(page): State<Page>) -> Markup {
         .iter()
         .filter(|(_, a)| a.ended && !a.processed)
         .count();
+    let problems = page
+        .handler
+        .shared
+        .evaluation_problems
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .clone();
     frame(
         "Evaluations",
         html! {
             p { (pending) " session(s) wait for `memctl evaluate`." }
             table {
-                tr { th { "Session" } th { "State" } th { "Judged" } th { "Transcript" } th { "Last change" } }
+                tr { th { "Session" } th { "State" } th { "Judged" } th { "Transcript" } th { "Last change" } th { "Problem" } }
                 @for (id, a) in &audits {
                     tr {
                         td { a href={ "/session/" (urlencode(id)) } { (id) } }
@@ -601,6 +720,7 @@ pub async fn evaluations(State(page): State<Page>) -> Markup {
                         td { (a.judged) " of " (a.shown.len()) }
                         td { (a.transcript.clone().unwrap_or_else(|| "none recorded (nothing can be judged)".into())) }
                         td { (when(a.updated_at)) }
+                        td.bad { (problems.get(id).cloned().unwrap_or_default()) }
                     }
                 }
             }
