@@ -290,10 +290,19 @@ fn the_page_shows_what_was_injected_and_takes_feedback_and_retires() {
             .max()
             .unwrap_or(0);
         assert_eq!(negative, 1, "{entry}");
-        // Pin by hand for the session's tags, then unpin.
+        // Pin by hand for the session's tags, then unpin. The item's page
+        // says why it is shown, as memctl explain does.
         c.goto(&format!("http://{address}/item/L-KEEP"))
             .await
             .unwrap();
+        let reasons = c
+            .find(Locator::Css("ul.reasons"))
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap();
+        assert!(reasons.contains("tag relevance"), "{reasons}");
         c.find(Locator::Css("button[data-action='pin']"))
             .await
             .unwrap()

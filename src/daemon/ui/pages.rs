@@ -430,6 +430,33 @@ pub async fn item(State(page): State<Page>, Path(id): Path<String>) -> Response 
         .last_shown(&id)
         .map(|l| l.tags)
         .unwrap_or_default();
+    // Why it is shown or not, for the latest prompt that showed it: what
+    // `memctl explain` says (filtered, on trial, pinned, and why).
+    let latest = page
+        .handler
+        .shared
+        .injections
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .newest_first()
+        .find(|i| i.answer.items.iter().any(|s| s.id == id))
+        .map(|i| i.query.clone());
+    let why = match latest {
+        Some(query) => {
+            let explain = RequestBody::Explain {
+                id: id.clone(),
+                query: Query {
+                    session_id: None,
+                    ..query.clone()
+                },
+            };
+            match reply(ask(&page, explain).await) {
+                Ok(Reply::Explanation(e)) => Some((query.task, e)),
+                _ => None,
+            }
+        }
+        None => None,
+    };
     let (shown, journal, pins) = {
         let learned = page.handler.shared.learned();
         let pins = learned.pins_of(&id).to_vec();
@@ -460,6 +487,15 @@ pub async fn item(State(page): State<Page>, Path(id): Path<String>) -> Response 
                 tr { th { "Context (tags)" } th { "Sessions shown" } }
                 @for (context, n) in &shown { tr { td { (context) } td { (n) } } }
             }
+        }
+        h2 { "Why, now, for the latest prompt that showed it" }
+        @match &why {
+            Some((task, e)) => {
+                p { "Prompt: " q { (task) } "; " (if e.shown { "it would be shown" } else { "it would not be shown" })
+                    @if let Some(s) = e.score { ", score " (format!("{s:.4}")) } }
+                ul.reasons { @for r in &e.reasons { li { (r) } } }
+            }
+            None => { p.muted { "No prompt showed it since the daemon started." } }
         }
         h2 { "Pins" }
         @if pins.is_empty() { p.muted { "Not pinned by memd (a pin in its file, `pinned: true`, is the file's)." } }
