@@ -41,12 +41,7 @@ fn lesson_ids(daemon: &Daemon, tags: &str) -> Vec<String> {
         "--kinds",
         "lesson",
     ]);
-    v["ok"]["answer"]["items"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|i| i["id"].as_str().unwrap().to_string())
-        .collect()
+    common::item_ids(&v)
 }
 
 /// `memctl explain ID` on the tests' task in the context of `tags`.
@@ -1402,12 +1397,7 @@ fn a_pin_by_hand_shows_a_lesson_at_session_start_until_unpinned() {
             "--kinds",
             "lesson",
         ]);
-        v["ok"]["answer"]["items"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|i| i["id"].as_str().unwrap().to_string())
-            .collect()
+        common::item_ids(&v)
     };
     assert!(start("s-0").is_empty(), "nothing is pinned yet");
     let pinned = daemon.json(&["pin", "L-1", "--tags", "python"]);

@@ -106,12 +106,7 @@ impl Engineer {
             "--kinds",
             "lesson",
         ]);
-        v["ok"]["answer"]["items"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|i| i["id"].as_str().unwrap().to_string())
-            .collect()
+        common::item_ids(&v)
     }
 
     fn memctl(&self, args: &[&str]) -> String {

@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use common::{memctl_path, stderr, stdout, Daemon, Sandbox};
+use common::{stderr, stdout, Daemon, Sandbox};
 use fantoccini::{Client, ClientBuilder, Locator};
 use serde_json::{json, Value};
 
@@ -61,22 +61,7 @@ fn prompt_hook(daemon: &Daemon, session: &str, cwd: &Path, state: &Path) -> Stri
         "hook_event_name": "UserPromptSubmit",
         "prompt": PROMPT,
     });
-    let mut child = Command::new(memctl_path())
-        .args([
-            "hook",
-            "claude",
-            "UserPromptSubmit",
-            "--agent",
-            "backend-engineer",
-            "--socket",
-        ])
-        .arg(&daemon.socket)
-        .env("XDG_STATE_HOME", state)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child = common::spawn_prompt_hook(&daemon.socket, state);
     child
         .stdin
         .take()

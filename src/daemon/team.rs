@@ -191,6 +191,17 @@ pub fn sync_all(shared: &Shared) {
     }
 }
 
+/// The team's name and this engineer's member name in `repo`, when it
+/// shares its verdicts and its settings could be read.
+fn sharing(shared: &Shared, repo: &Path) -> Option<(String, String)> {
+    shared
+        .learned()
+        .teams
+        .get(repo)
+        .filter(|t| t.error.is_none())
+        .map(|t| (t.name.clone(), t.member.clone()))
+}
+
 /// Appends this engineer's verdicts on `items` (item, verdict), made in
 /// the context of `tags` at `place` with `weight`, to their file in the
 /// team's `learned/`, if the repository there shares its verdicts.
@@ -206,13 +217,7 @@ pub fn record(shared: &Shared, place: &str, tags: &[String], items: &[(String, f
     let Some(repo) = super::handler::repository_of(Path::new(place)) else {
         return;
     };
-    let Some((name, member)) = shared
-        .learned()
-        .teams
-        .get(&repo)
-        .filter(|t| t.error.is_none())
-        .map(|t| (t.name.clone(), t.member.clone()))
-    else {
+    let Some((name, member)) = sharing(shared, &repo) else {
         return;
     };
     match append(&repo, &name, &member, tags, &items, weight) {
@@ -369,13 +374,7 @@ pub fn compact(shared: &Shared, place: &str) -> crate::protocol::Response {
             format!("{place} is not inside a repository"),
         );
     };
-    let Some((name, member)) = shared
-        .learned()
-        .teams
-        .get(&repo)
-        .filter(|t| t.error.is_none())
-        .map(|t| (t.name.clone(), t.member.clone()))
-    else {
+    let Some((name, member)) = sharing(shared, &repo) else {
         return Response::error(
             ErrorKind::BadRequest,
             format!(

@@ -134,15 +134,30 @@ fn write(handler: &Handler, new: &NewItem) -> Result<(String, PathBuf), WriteErr
     if let Some(after) = updated.replaced.after {
         tracing::warn!("{}: written, but {after}", path.display());
     }
+    applied(handler, &path);
+    Ok((id, path))
+}
+
+/// Has the indexer apply `path`, which memd just wrote, and waits for it,
+/// so the next query sees the change.
+fn applied(handler: &Handler, path: &Path) {
     let (tx, rx) = mpsc::channel();
     if handler
         .indexer
-        .send(Message::Written(path.clone(), tx))
+        .send(Message::Written(path.to_path_buf(), tx))
         .is_ok()
     {
         let _ = rx.recv_timeout(INDEXER_WAIT);
     }
-    Ok((id, path))
+}
+
+/// The lines of `text` in `range` (0-based line numbers).
+fn lines_in(text: &str, range: &std::ops::Range<usize>) -> String {
+    text.split_inclusive('\n')
+        .enumerate()
+        .filter(|(i, _)| range.contains(i))
+        .map(|(_, l)| l)
+        .collect()
 }
 
 /// What retiring an item did.
@@ -177,12 +192,7 @@ pub fn retire_plan(handler: &Handler, id: &str) -> Result<(PathBuf, String), Str
         .map_err(|_| format!("{} is not UTF-8", path.display()))?;
     let (_, range) =
         crate::knowledge::retire::without(text, &path, id, line).map_err(|e| e.to_string())?;
-    let removed: String = text
-        .split_inclusive('\n')
-        .enumerate()
-        .filter(|(i, _)| range.contains(i))
-        .map(|(_, l)| l)
-        .collect();
+    let removed = lines_in(text, &range);
     Ok((path, removed))
 }
 
@@ -211,23 +221,11 @@ pub fn retire(handler: &Handler, id: &str) -> Result<Retired, String> {
             .map_err(|_| WriteError::Place(format!("{} is not UTF-8", path.display())))?;
         let (out, range) = crate::knowledge::retire::without(text, &path, id, line)
             .map_err(|e| WriteError::Place(e.to_string()))?;
-        removed = text
-            .split_inclusive('\n')
-            .enumerate()
-            .filter(|(i, _)| range.contains(i))
-            .map(|(_, l)| l)
-            .collect();
+        removed = lines_in(text, &range);
         Ok(Some(out.into_bytes()))
     })
     .map_err(|e| e.to_string())?;
-    let (tx, rx) = mpsc::channel();
-    if handler
-        .indexer
-        .send(Message::Written(path.clone(), tx))
-        .is_ok()
-    {
-        let _ = rx.recv_timeout(INDEXER_WAIT);
-    }
+    applied(handler, &path);
     tracing::info!("retired {id} from {}", path.display());
     Ok(Retired {
         file: path,

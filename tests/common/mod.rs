@@ -247,6 +247,16 @@ impl Drop for Daemon {
     }
 }
 
+/// The ids of the items of a `memctl query --json` answer, in order.
+pub fn item_ids(answer: &serde_json::Value) -> Vec<String> {
+    answer["ok"]["answer"]["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["id"].as_str().unwrap().to_string())
+        .collect()
+}
+
 /// Polls `check` until it holds, for up to 10 s; panics with `what`
 /// otherwise. (Visibility is eventual; the latency budget is measured by
 /// the benchmarks, not here.)

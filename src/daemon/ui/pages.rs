@@ -584,13 +584,7 @@ pub async fn pin(State(page): State<Page>, Form(form): Form<PinForm>) -> Respons
     if form.form_token != page.running.form_token {
         return bad_form();
     }
-    let tags: Vec<String> = form
-        .tags
-        .split(',')
-        .map(str::trim)
-        .filter(|t| !t.is_empty())
-        .map(str::to_string)
-        .collect();
+    let tags = tag_list(&form.tags);
     let request = RequestBody::Pin {
         id: form.id.clone(),
         tags,
@@ -641,6 +635,15 @@ pub struct FeedbackForm {
     form_token: String,
 }
 
+/// A form's comma-separated tags.
+fn tag_list(tags: &str) -> Vec<String> {
+    tags.split(',')
+        .map(str::trim)
+        .filter(|t| !t.is_empty())
+        .map(str::to_string)
+        .collect()
+}
+
 /// Where to go after a form: a path of this page's, nothing else.
 fn back_to(back: &str) -> String {
     if back.starts_with('/') && !back.starts_with("//") && !back.contains('\\') {
@@ -663,13 +666,7 @@ pub async fn feedback(State(page): State<Page>, Form(form): Form<FeedbackForm>) 
     if form.form_token != page.running.form_token {
         return bad_form();
     }
-    let tags: Vec<String> = form
-        .tags
-        .split(',')
-        .map(str::trim)
-        .filter(|t| !t.is_empty())
-        .map(str::to_string)
-        .collect();
+    let tags = tag_list(&form.tags);
     let request = RequestBody::Feedback {
         id: form.id.clone(),
         relevant: form.relevant == "yes",
