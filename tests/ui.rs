@@ -192,6 +192,13 @@ fn the_page_shows_what_was_injected_and_takes_feedback_and_retires() {
         answer
     };
     assert!(wrong_host.starts_with("HTTP/1.1 403"), "{wrong_host}");
+    // The first address sends the browser on to a path of the page's own.
+    let first = raw_get(port, &format!("//elsewhere.example/?token={token}"));
+    assert!(first.starts_with("HTTP/1.1 303"), "{first}");
+    assert!(
+        first.to_lowercase().contains("\r\nlocation: /\r\n"),
+        "{first}"
+    );
 
     let driver_port = free_port();
     let profile = sandbox.dir.path().join("chromium-profile");

@@ -205,7 +205,10 @@ async fn guard(State(page): State<Page>, request: Request, next: Next) -> Respon
     } else if by_query && !by_cookie {
         // The first address: the token becomes a cookie, and leaves the
         // address bar (and the history).
-        let mut response = Redirect::to(request.uri().path()).into_response();
+        // To a path of the page's own (`//host` would be another site).
+        let path = request.uri().path();
+        let path = if path.starts_with("//") { "/" } else { path };
+        let mut response = Redirect::to(path).into_response();
         let cookie = format!(
             "{COOKIE}={}; HttpOnly; SameSite=Strict; Path=/",
             running.token
