@@ -1424,3 +1424,36 @@ fn a_pin_by_hand_shows_a_lesson_at_session_start_until_unpinned() {
     let out = daemon.memctl(&["pin", "L-404"]);
     assert!(!out.status.success());
 }
+
+#[test]
+fn a_project_lessons_own_tags_count_where_they_were_absent() {
+    let sandbox = Sandbox::new();
+    let repo = sandbox.dir.path().join("svc");
+    std::fs::create_dir_all(repo.join(".git")).unwrap();
+    std::fs::create_dir_all(repo.join(".memd")).unwrap();
+    std::fs::write(
+        repo.join(".memd/lessons.yaml"),
+        "lessons:\n  - id: L-GO\n    text: Close the response body in every handler\n    tags: [golang]\n",
+    )
+    .unwrap();
+    let daemon = Daemon::start(&sandbox);
+    let cwd = repo.display().to_string();
+    // A context with the tag, so memd knows it as a workspace tag.
+    daemon.json(&[
+        "query",
+        "--task",
+        "close the body",
+        "--cwd",
+        &cwd,
+        "--tags",
+        "golang",
+        "--session",
+        "s-1",
+    ]);
+    let judged = daemon.json(&["feedback", "L-GO", "--irrelevant", "--tags", "python"]);
+    let tags = common::tag_names(&judged["ok"]["judged"]);
+    assert!(
+        tags.contains(&"!golang".to_string()),
+        "the project lesson's own tag, absent here, carries the verdict: {tags:?}"
+    );
+}

@@ -30,9 +30,7 @@ fn find(
     engine: &crate::engine::Engine,
     id: &str,
 ) -> Option<std::sync::Arc<crate::knowledge::Item>> {
-    engine.get(id).cloned().or_else(|| {
-        (1..=engine.projects().len() as u32).find_map(|scope| engine.get_in(id, scope).cloned())
-    })
+    engine.get_anywhere(id).cloned()
 }
 
 /// The answer to feedback or tracking on an id no knowledge file defines.

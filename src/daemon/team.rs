@@ -311,10 +311,7 @@ pub fn status(shared: &Shared, engine: &crate::engine::Engine) -> Vec<crate::pro
         .iter()
         .map(|(repo, team)| {
             let dir = repo.join(".memd").join(LEARNED_DIR);
-            let known = |id: &str| {
-                engine.get(id).is_some()
-                    || (1..=engine.projects().len() as u32).any(|s| engine.get_in(id, s).is_some())
-            };
+            let known = |id: &str| engine.get_anywhere(id).is_some();
             let mut unknown: Vec<String> = team.items().filter(|i| !known(i)).cloned().collect();
             unknown.sort();
             unknown.dedup();

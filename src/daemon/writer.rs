@@ -172,10 +172,7 @@ pub struct Retired {
 /// Where item `id` is defined (any scope): its file and first line.
 pub fn source_of(handler: &Handler, id: &str) -> Option<(PathBuf, usize)> {
     let k = handler.shared.read();
-    let engine = &k.engine;
-    let item = engine.get(id).cloned().or_else(|| {
-        (1..=engine.projects().len() as u32).find_map(|scope| engine.get_in(id, scope).cloned())
-    })?;
+    let item = k.engine.get_anywhere(id)?;
     Some((
         item.source.file.to_path_buf(),
         item.source.pos.line as usize,

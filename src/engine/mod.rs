@@ -524,10 +524,22 @@ impl Engine {
         self.get_in(id, GLOBAL)
     }
 
-    /// The tags the author gave the item `id` ([`Item::own_tags`]); none
-    /// when it is not live.
+    /// The tags the author gave the item `id` ([`Item::own_tags`]), in
+    /// whichever scope it lives ([`Engine::get_anywhere`]); none when it is
+    /// not live.
     pub fn own_tags(&self, id: &str) -> Vec<String> {
-        self.get(id).map(|i| i.own_tags()).unwrap_or_default()
+        self.get_anywhere(id)
+            .map(|i| i.own_tags())
+            .unwrap_or_default()
+    }
+
+    /// The live item `id` of any scope: the global one, else the first
+    /// registered project's that has it. For what learning and the page
+    /// know by id alone (a verdict, a log entry), which no query scopes.
+    pub fn get_anywhere(&self, id: &str) -> Option<&Arc<Item>> {
+        self.get(id).or_else(|| {
+            (1..=self.projects.len() as ScopeId).find_map(|scope| self.get_in(id, scope))
+        })
     }
 
     /// The live item with this id as a query in `scope` sees it: the

@@ -397,11 +397,7 @@ pub async fn session(
 
 fn find_item(page: &Page, id: &str) -> Option<ItemView> {
     let k = page.handler.shared.read();
-    let engine = &k.engine;
-    engine
-        .get(id)
-        .or_else(|| (1..=engine.projects().len() as u32).find_map(|s| engine.get_in(id, s)))
-        .map(|i| view::view(i))
+    k.engine.get_anywhere(id).map(|i| view::view(i))
 }
 
 /// One item: its text and source, where it was shown, what was learned
