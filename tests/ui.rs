@@ -124,6 +124,22 @@ async fn browser(port: u16, profile: &Path) -> Client {
     panic!("chromedriver did not take a session: {last:?}");
 }
 
+/// Clicks what `locator` finds on the page as it is now.
+async fn click(c: &Client, locator: Locator<'_>) {
+    c.find(locator).await.unwrap().click().await.unwrap();
+}
+
+/// The text of what `css` finds, once the page has it.
+async fn text_of(c: &Client, css: &str) -> String {
+    c.wait()
+        .for_element(Locator::Css(css))
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap()
+}
+
 fn log_entry(daemon: &Daemon, id: &str) -> Value {
     daemon.json(&["log", id])["ok"]["log"][0].clone()
 }
@@ -221,20 +237,8 @@ fn the_page_shows_what_was_injected_and_takes_feedback_and_retires() {
         // item with its score.
         c.goto(&url).await.unwrap();
         assert!(!c.current_url().await.unwrap().as_str().contains("token"));
-        c.find(Locator::LinkText("ui-session"))
-            .await
-            .unwrap()
-            .click()
-            .await
-            .unwrap();
-        let shown = c
-            .wait()
-            .for_element(Locator::Css("pre.block"))
-            .await
-            .unwrap()
-            .text()
-            .await
-            .unwrap();
+        click(&c, Locator::LinkText("ui-session")).await;
+        let shown = text_of(&c, "pre.block").await;
         assert!(
             shown.contains("[L-RETIRE]") && shown.contains("<memd-knowledge>"),
             "{shown}"
@@ -257,14 +261,11 @@ fn the_page_shows_what_was_injected_and_takes_feedback_and_retires() {
             std::fs::write(copy, &png).unwrap();
         }
         // "not relevant" on one item: the verdict is in memctl log.
-        c.find(Locator::Css(
-            "button[data-action='not-relevant'][data-item='L-KEEP']",
-        ))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
+        click(
+            &c,
+            Locator::Css("button[data-action='not-relevant'][data-item='L-KEEP']"),
+        )
+        .await;
         let noted = match c.wait().for_element(Locator::Css("p.notice")).await {
             Ok(e) => e,
             Err(err) => panic!("{err}: {}", c.source().await.unwrap()),
@@ -295,12 +296,7 @@ fn the_page_shows_what_was_injected_and_takes_feedback_and_retires() {
             .await
             .unwrap();
         assert!(reasons.contains("tag relevance"), "{reasons}");
-        c.find(Locator::Css("button[data-action='pin']"))
-            .await
-            .unwrap()
-            .click()
-            .await
-            .unwrap();
+        click(&c, Locator::Css("button[data-action='pin']")).await;
         c.wait()
             .for_element(Locator::Css("button[data-action='unpin']"))
             .await
@@ -312,12 +308,7 @@ fn the_page_shows_what_was_injected_and_takes_feedback_and_retires() {
                 .is_some_and(|p| p.starts_with("manual for [") && p.contains("payflow-api")),
             "{pinned}"
         );
-        c.find(Locator::Css("button[data-action='unpin']"))
-            .await
-            .unwrap()
-            .click()
-            .await
-            .unwrap();
+        click(&c, Locator::Css("button[data-action='unpin']")).await;
         common::eventually("the unpin is recorded", || {
             log_entry(&daemon, "L-KEEP")["pinned"].is_null()
         });
@@ -344,40 +335,16 @@ fn the_page_shows_what_was_injected_and_takes_feedback_and_retires() {
         c.goto(&format!("http://{address}/item/L-RETIRE"))
             .await
             .unwrap();
-        c.find(Locator::Css("a.retire"))
-            .await
-            .unwrap()
-            .click()
-            .await
-            .unwrap();
-        let going = c
-            .wait()
-            .for_element(Locator::Css("pre.removed"))
-            .await
-            .unwrap()
-            .text()
-            .await
-            .unwrap();
+        click(&c, Locator::Css("a.retire")).await;
+        let going = text_of(&c, "pre.removed").await;
         assert!(going.contains("id: L-RETIRE"), "{going}");
         assert_eq!(
             std::fs::read_to_string(&extra).unwrap(),
             EXTRA,
             "nothing yet"
         );
-        c.find(Locator::Id("confirm-retire"))
-            .await
-            .unwrap()
-            .click()
-            .await
-            .unwrap();
-        let notice = c
-            .wait()
-            .for_element(Locator::Css("p.notice"))
-            .await
-            .unwrap()
-            .text()
-            .await
-            .unwrap();
+        click(&c, Locator::Id("confirm-retire")).await;
+        let notice = text_of(&c, "p.notice").await;
         assert!(notice.contains("Retired L-RETIRE"), "{notice}");
         c.close().await.unwrap();
     });

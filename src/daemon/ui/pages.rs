@@ -586,14 +586,8 @@ pub async fn pin(State(page): State<Page>, Form(form): Form<PinForm>) -> Respons
         tags,
         pinned: form.pinned == "yes",
     };
-    match reply(ask(&page, request).await) {
-        Ok(_) => Redirect::to(&format!("/item/{}", urlencode(&form.id))).into_response(),
-        Err(why) => (
-            StatusCode::BAD_REQUEST,
-            frame("Not changed", html! { p.bad { (why) } }),
-        )
-            .into_response(),
-    }
+    let to = format!("/item/{}", urlencode(&form.id));
+    submit(&page, request, &to, "Not changed").await
 }
 
 /// The confirmation step before retiring: the exact lines that go.
@@ -649,6 +643,19 @@ fn back_to(back: &str) -> String {
     }
 }
 
+/// Runs a form's request: on to `to` when done, else a page titled
+/// `failed` that says why.
+async fn submit(page: &Page, request: RequestBody, to: &str, failed: &str) -> Response {
+    match reply(ask(page, request).await) {
+        Ok(_) => Redirect::to(to).into_response(),
+        Err(why) => (
+            StatusCode::BAD_REQUEST,
+            frame(failed, html! { p.bad { (why) } }),
+        )
+            .into_response(),
+    }
+}
+
 fn bad_form() -> Response {
     (
         StatusCode::FORBIDDEN,
@@ -669,20 +676,13 @@ pub async fn feedback(State(page): State<Page>, Form(form): Form<FeedbackForm>) 
         tags,
         note: Some("from the local page".into()),
     };
-    match reply(ask(&page, request).await) {
-        Ok(_) => Redirect::to(&format!(
-            "{}?noted={}&relevant={}",
-            back_to(&form.back),
-            urlencode(&form.id),
-            form.relevant == "yes"
-        ))
-        .into_response(),
-        Err(why) => (
-            StatusCode::BAD_REQUEST,
-            frame("Feedback not recorded", html! { p.bad { (why) } }),
-        )
-            .into_response(),
-    }
+    let to = format!(
+        "{}?noted={}&relevant={}",
+        back_to(&form.back),
+        urlencode(&form.id),
+        form.relevant == "yes"
+    );
+    submit(&page, request, &to, "Feedback not recorded").await
 }
 
 #[derive(Deserialize)]
