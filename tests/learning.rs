@@ -868,7 +868,9 @@ fn a_filtered_lesson_judged_relevant_once_stays_a_re_check_until_confirmed() {
     for verdict in ["--irrelevant", "--relevant", "--irrelevant", "--irrelevant"] {
         feedback(&daemon, verdict);
     }
-    assert!(explain(&daemon, "L-1", "python").contains("filtered here"));
+    assert!(
+        explain(&daemon, "L-1", "python").contains("filtered on its own record in this context")
+    );
     // Relevant once: -0.652 + 0.6 = -0.052, over the line, but on trial.
     feedback(&daemon, "--relevant");
     let log = daemon.json(&["log", "L-1"]);
@@ -1228,13 +1230,19 @@ fn a_verdict_on_a_prompt_that_matched_only_in_passing_counts_only_for_such_promp
     assert_eq!(ids(STACK_PROMPT), ["L-2"]);
     let weak = explain_on(&daemon, "L-2", DIGEST_PROMPT);
     assert!(weak.contains("matches it only in passing"), "{weak}");
-    assert!(weak.contains("filtered here"), "{weak}");
+    assert!(
+        weak.contains("filtered on its own record in this context"),
+        "{weak}"
+    );
     let strong = explain_on(&daemon, "L-2", STACK_PROMPT);
     assert!(strong.contains(": kept"), "{strong}");
     assert!(!strong.contains("in passing"), "{strong}");
     // The log lists the weak-match evidence, in the seed's format.
     let log = stdout(&daemon.memctl(&["log", "L-2"]));
-    assert!(log.contains("~python  -0.657  (+0/-3)"), "{log}");
+    let words = log.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(words.contains("~python -0.657 (+0/-3)"), "{log}");
+    assert!(words.contains("~@python -0.657 (+0/-3)"), "{log}");
+    assert!(log.contains("@context: its own record"), "{log}");
     assert!(
         log.contains("~tag: on prompts it matched only in passing"),
         "{log}"
@@ -1261,15 +1269,24 @@ fn feedback_without_tags_speaks_of_the_showing_it_follows() {
     daemon.json(&["feedback", "L-2", "--irrelevant"]);
     let mut tags = lines(&daemon);
     tags.sort();
-    assert_eq!(tags, ["~*", "~python"]);
+    assert_eq!(tags, ["~*", "~@python", "~python"]);
     // Shown on its topic: for every prompt.
     assert!(shown_on(&daemon, STACK_PROMPT, None).contains(&("L-2".to_string(), 3.0)));
     daemon.json(&["feedback", "L-2", "--relevant"]);
     let mut tags = lines(&daemon);
     tags.sort();
-    assert_eq!(tags, ["*", "python", "~*", "~python"]);
+    assert_eq!(
+        tags,
+        ["*", "@python", "python", "~*", "~@python", "~python"]
+    );
     // memd's own names are not workspace tags.
-    let out = daemon.memctl(&["feedback", "L-2", "--relevant", "--tags", "~python,*"]);
+    let out = daemon.memctl(&[
+        "feedback",
+        "L-2",
+        "--relevant",
+        "--tags",
+        "~python,*,@python",
+    ]);
     assert!(!out.status.success(), "{out:?}");
     let err = common::stderr(&out);
     assert!(err.contains("memd's own evidence"), "{err}");
@@ -1380,6 +1397,39 @@ fn verdicts_from_one_repository_do_not_filter_a_lesson_in_another_sharing_its_la
         daemon.json(&["feedback", "L-1", "--irrelevant", "--tags", "python,search"]);
     }
     assert!(!lesson_ids(&daemon, "python,search").contains(&"L-1".to_string()));
+}
+
+#[test]
+fn a_repository_with_three_judged_sessions_decides_on_its_own_record() {
+    let sandbox = Sandbox::new();
+    sandbox.write("lessons.yaml", LESSONS);
+    let daemon = Daemon::start(&sandbox);
+    // Two repositories on one stack. Irrelevant three times in one, then
+    // relevant six times in the other: `python` and `django` hold the
+    // second's verdicts last (+0.80), so the average over the first's tags
+    // is +0.32 and kept it there; its own record there is -0.66 over 3.
+    let search = "python,django,search";
+    let billing = "python,django,billing";
+    for _ in 0..3 {
+        daemon.json(&["feedback", "L-1", "--irrelevant", "--tags", search]);
+    }
+    for _ in 0..6 {
+        daemon.json(&["feedback", "L-1", "--relevant", "--tags", billing]);
+    }
+    assert!(!lesson_ids(&daemon, search).contains(&"L-1".to_string()));
+    let why = explain(&daemon, "L-1", search);
+    assert!(
+        why.contains("filtered on its own record in this context"),
+        "{why}"
+    );
+    assert!(lesson_ids(&daemon, billing).contains(&"L-1".to_string()));
+    // The record is kept like any tag's, in the log and across a restart.
+    let log = daemon.json(&["log", "L-1"]);
+    assert!(log.to_string().contains("@django,python,search"), "{log}");
+    drop(daemon);
+    let daemon = Daemon::start(&sandbox);
+    assert!(!lesson_ids(&daemon, search).contains(&"L-1".to_string()));
+    assert!(lesson_ids(&daemon, billing).contains(&"L-1".to_string()));
 }
 
 #[test]

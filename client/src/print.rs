@@ -220,6 +220,14 @@ pub fn log_entry(e: &LogEntry) -> String {
             "  (~tag: on prompts it matched only in passing, from the verdicts on those and on strong matches)\n",
         );
     }
+    if e.tags
+        .iter()
+        .any(|t| t.tag.trim_start_matches('~').starts_with('@'))
+    {
+        text.push_str(
+            "  (@context: its own record in the context of these tags, which decides there once it has 3 judged sessions)\n",
+        );
+    }
     text
 }
 

@@ -110,7 +110,7 @@ pub fn feedback(
         if given.is_empty() {
             return Response::error(
                 ErrorKind::BadRequest,
-                format!("no workspace tag among --tags {}: `*`, `!tag` and `~tag` name memd's own evidence", tags.join(",")),
+                format!("no workspace tag among --tags {}: `*`, `!tag`, `~tag` and `@context` name memd's own evidence", tags.join(",")),
             );
         }
         (given, Match::Strong)

@@ -547,6 +547,10 @@ fn lesson(facts: &QueryFacts<'_>, task: &Task<'_>, live: &super::Live, n: &mut N
             assessment.everywhere.unwrap_or_default(),
         ),
         Scope::Team => ("by the team", e),
+        Scope::Context => (
+            "on its own record in this context",
+            assessment.record.unwrap_or_default(),
+        ),
     };
     let wait = tag_relevance::probation_wait(deciding.evals);
     n.say(match assessment.verdict {

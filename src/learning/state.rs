@@ -13,8 +13,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::learning::tag_relevance::{
     auto_pin_by_matches, auto_pin_by_relevance, auto_unpin, evidence, tag_weight, verdict,
-    verdict_scoped, Evidence, Scope, TagEvidence, TagScore, TagVerdict,
-    MIN_CONTEXTS_FOR_EVERYWHERE,
+    verdict_scoped, Evidence, Scope, TagEvidence, TagScore, TagVerdict, CONTEXT_RECORD,
+    MIN_CONTEXTS_FOR_EVERYWHERE, MIN_EVALS_FOR_FILTER,
 };
 use crate::scoring::learning::update_effectiveness;
 
@@ -43,12 +43,15 @@ pub const WEAK_MATCH: &str = "~";
 
 /// A query's or feedback's tag as memd learns under it: trimmed, lower
 /// case; `None` for an empty one and for the names memd gives evidence of
-/// its own (`*`, `!tag`, `~tag`), so no tag a workspace reports can read
+/// its own (`*`, `!tag`, `~tag`, `@context`), so no tag a workspace reports can read
 /// or write them.
 pub fn workspace_tag(tag: &str) -> Option<String> {
     let tag = tag.trim();
-    let reserved =
-        tag.is_empty() || tag == EVERYWHERE || tag.starts_with('!') || tag.starts_with(WEAK_MATCH);
+    let reserved = tag.is_empty()
+        || tag == EVERYWHERE
+        || tag.starts_with('!')
+        || tag.starts_with(WEAK_MATCH)
+        || tag.starts_with(CONTEXT_RECORD);
     (!reserved).then(|| tag.to_lowercase())
 }
 
@@ -217,6 +220,12 @@ pub fn replay(journal: &[Judgement]) -> HashMap<String, TagScore> {
     scores
 }
 
+/// The key of an item's own record in the context of `tags`
+/// ([`CONTEXT_RECORD`] and the [`context_key`]); none without tags.
+pub fn context_record(tags: &[String]) -> Option<String> {
+    (!tags.is_empty()).then(|| format!("{CONTEXT_RECORD}{}", context_key(tags)))
+}
+
 /// A context: its sorted, distinct tags joined by `,`.
 pub fn context_key(tags: &[String]) -> String {
     let mut sorted: Vec<&str> = tags.iter().map(String::as_str).collect();
@@ -296,6 +305,10 @@ pub struct Assessment {
     /// What the team's files say about it, where the project shares its
     /// verdicts ([`Assessment::with_team`]).
     pub team: Option<std::sync::Arc<super::team::TeamEvidence>>,
+    /// Its own record in this context ([`CONTEXT_RECORD`]), once it has
+    /// [`MIN_EVALS_FOR_FILTER`] judged sessions: what decides here in
+    /// place of the average over the context's tags ([`Scope::Context`]).
+    pub record: Option<Evidence>,
 }
 
 impl Assessment {
@@ -588,6 +601,7 @@ impl Learned {
             read: Match::Strong,
             borrowed: false,
             team: None,
+            record: None,
         }
     }
 
@@ -652,12 +666,20 @@ impl Learned {
                     && self.contexts_against(item, read) >= MIN_CONTEXTS_FOR_EVERYWHERE
             }),
         );
-        let deciding = if borrowed {
-            Evidence { evals: 0.0, ..here }
-        } else {
-            here
+        // A context with the seed's three judged sessions of its own
+        // decides on its own record, not on what the tags it shares hold.
+        let own_record = context_record(tags)
+            .map(|key| evidence_over(scores, [key.as_str()], read, |_| 1.0))
+            .filter(|r| r.evals >= MIN_EVALS_FOR_FILTER);
+        let deciding = match own_record {
+            Some(own_record) => own_record,
+            None if borrowed => Evidence { evals: 0.0, ..here },
+            None => here,
         };
-        let (outcome, decided) = verdict_scoped(deciding, wider);
+        let (outcome, decided) = match verdict_scoped(deciding, wider) {
+            (outcome, Scope::Here) if own_record.is_some() => (outcome, Scope::Context),
+            decided => decided,
+        };
         let everywhere = (decided == Scope::Everywhere).then(record);
         Assessment {
             here,
@@ -669,6 +691,7 @@ impl Learned {
             read,
             borrowed,
             team: None,
+            record: own_record,
         }
     }
 
@@ -721,6 +744,7 @@ impl Learned {
         let mut out = tags.to_vec();
         out.extend(self.elsewhere(own, tags));
         out.push(EVERYWHERE.to_string());
+        out.extend(context_record(tags));
         out
     }
 
@@ -1144,11 +1168,12 @@ mod tests {
         for _ in 0..3 {
             l.judge("L-12", &[], &here, Match::Strong, -1.0, 1.0);
         }
-        // As an upgraded store has it: no weak-match evidence.
+        // As an upgraded store has it: no weak-match evidence, no records
+        // per context.
         l.tag_relevance
             .get_mut("L-12")
             .unwrap()
-            .retain(|t, _| !t.starts_with(WEAK_MATCH));
+            .retain(|t, _| !t.starts_with(WEAK_MATCH) && !t.starts_with(CONTEXT_RECORD));
         let weak = l.assess("L-12", &[], &here, Match::Weak);
         assert_eq!(weak.read, Match::Strong);
         assert_eq!(weak.verdict, TagVerdict::Filtered);
@@ -1179,7 +1204,7 @@ mod tests {
         assert!(l.replays_to_current("L-12", &journal));
         assert_eq!(Match::Weak.key(EVERYWHERE), WEAK_EVERYWHERE);
         assert_eq!(workspace_tag(" Python "), Some("python".to_string()));
-        for reserved in ["", " ", "*", "!go", "~python"] {
+        for reserved in ["", " ", "*", "!go", "~python", "@python,search"] {
             assert_eq!(workspace_tag(reserved), None, "{reserved:?}");
         }
         assert_eq!(Match::of_band(0), Match::Strong, "session start");
@@ -1266,7 +1291,7 @@ mod tests {
         // Where it was judged relevant, that context's evidence decides.
         let search = l.assess("L-9", &[], &repos[2], Match::Strong);
         assert!(matches!(search.verdict, TagVerdict::Boost(b) if b > 0.0));
-        assert_eq!(search.decided, Scope::Here);
+        assert_eq!(search.decided, Scope::Context);
         // Judged without being shown there (direct feedback on a search
         // hit): not a context it was shown in, so it does not count.
         let other = tags(&["other", "linux"]);

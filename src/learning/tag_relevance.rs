@@ -319,6 +319,20 @@ pub fn verdict(e: Evidence) -> TagVerdict {
     }
 }
 
+/// memd: the prefix of an item's record in one context: `@` and the
+/// context's `context_key` (its sorted tags). Every judgement in a context
+/// with tags also updates it. Once it holds the seed's
+/// [`MIN_EVALS_FOR_FILTER`] judged sessions, the seed's rule reads it
+/// instead of the average over the context's tags ([`Scope::Context`]):
+/// the tags a repository shares with others (its language, its
+/// frameworks) hold their verdicts too, so the average moved a lesson in
+/// one repository with what was learned in the others, and a lesson that
+/// helps in one of two repositories on the same stack was filtered or
+/// kept in both alike. Until then the average over the tags decides, as
+/// the seed has it, with the scopes below. Measured (the learning bench,
+/// evaluator, seeds 9 to 16): BENCHMARKS.md.
+pub const CONTEXT_RECORD: &str = "@";
+
 /// memd: an item judged irrelevant (on balance) in at least this many
 /// contexts has a record of its own across every context
 /// ([`Scope::Everywhere`]), which decides where a context has no evidence
@@ -342,6 +356,9 @@ pub enum Scope {
     /// The team's verdicts in this repository, shared through its git
     /// ([`super::team`]).
     Team,
+    /// The item's own record in this context ([`CONTEXT_RECORD`]), once it
+    /// has the seed's [`MIN_EVALS_FOR_FILTER`] judged sessions there.
+    Context,
 }
 
 /// memd: the verdict on an item in a context from what was learned here
