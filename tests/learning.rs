@@ -1422,6 +1422,10 @@ fn a_repository_with_three_judged_sessions_decides_on_its_own_record() {
         why.contains("filtered on its own record in this context"),
         "{why}"
     );
+    assert!(
+        why.contains("its own record in this context (`@django,python,search` in memctl log): average -1.314 (-0.657 in the evaluator's unit"),
+        "{why}"
+    );
     assert!(lesson_ids(&daemon, billing).contains(&"L-1".to_string()));
     // The record is kept like any tag's, in the log and across a restart.
     let log = daemon.json(&["log", "L-1"]);

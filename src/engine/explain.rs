@@ -504,6 +504,20 @@ fn lesson(facts: &QueryFacts<'_>, task: &Task<'_>, live: &super::Live, n: &mut N
         }
         None => String::new(),
     };
+    let record = match assessment.record {
+        Some(r) => {
+            n.put("record_avg", r.avg);
+            n.put("record_evals", r.evals);
+            format!(
+                "; its own record in this context (`{}` in memctl log): average {} over {:.1} judged sessions, held back from {:.0} prompts since",
+                read.key(&crate::learning::state::context_record(&facts.tags).unwrap_or_default()),
+                average(&r),
+                r.evals,
+                r.held
+            )
+        }
+        None => String::new(),
+    };
     let borrowed = if assessment.borrowed && e.evals > 0.0 {
         "; never judged in this context (a tag of it has no verdict), so these verdicts come from other contexts through the tags it shares with them, and they order it here but do not filter it (memd: one repository's verdicts do not filter a lesson in another)"
     } else {
@@ -535,7 +549,7 @@ fn lesson(facts: &QueryFacts<'_>, task: &Task<'_>, live: &super::Live, n: &mut N
         }
         None => String::new(),
     };
-    let over = format!("{over}{borrowed}{elsewhere}{everywhere}{team}");
+    let over = format!("{over}{record}{borrowed}{elsewhere}{everywhere}{team}");
     let (which, deciding) = match assessment.decided {
         Scope::Here => ("here", e),
         Scope::Elsewhere => (
