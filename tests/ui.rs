@@ -320,6 +320,12 @@ fn the_page_shows_what_was_injected_and_takes_feedback_and_retires() {
         c.goto(&format!("http://{address}/item/L-XSS"))
             .await
             .unwrap();
+        // Read once the item's page is there (under load the source could
+        // be read while the navigation was still under way, and was empty).
+        c.wait()
+            .for_element(Locator::XPath("//body[contains(., '__memd_xss')]"))
+            .await
+            .unwrap();
         let source = c.source().await.unwrap();
         assert!(
             source.contains("&lt;script&gt;window.__memd_xss=1&lt;/script&gt;"),
