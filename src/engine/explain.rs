@@ -58,6 +58,17 @@ fn task_reason(task: &Task<'_>, live: &super::Live, points: u8) -> String {
 
 /// An evidence's average as explained: with its level in the evaluator's
 /// unit when direct feedback made it differ.
+/// An evidence's figures as explain gives them: its average, judged
+/// sessions and the prompts it was held back from since.
+fn figures(e: &tag_relevance::Evidence) -> String {
+    format!(
+        "average {} over {:.1} judged sessions, held back from {:.0} prompts since",
+        average(e),
+        e.evals,
+        e.held
+    )
+}
+
 fn average(e: &tag_relevance::Evidence) -> String {
     if (e.avg - e.level).abs() < 5e-4 {
         format!("{:.3}", e.avg)
@@ -469,55 +480,51 @@ fn lesson(facts: &QueryFacts<'_>, task: &Task<'_>, live: &super::Live, n: &mut N
         ),
     };
     let over = format!(
-        "tag relevance{evidence_read} over [{}] (weights: how well each tag tells contexts apart): average {} over {:.1} judged sessions, held back from {:.0} prompts since",
+        "tag relevance{evidence_read} over [{}] (weights: how well each tag tells contexts apart): {}",
         weights.join(", "),
-        average(&e),
-        e.evals,
-        e.held
+        figures(&e)
     );
+    // A wider scope's (or the context's own record's) figures, named as
+    // `name`, also as dimensions `<key>_avg` and `<key>_evals`.
+    let mut scope = |key: &str, name: String, a: tag_relevance::Evidence| {
+        n.put(&format!("{key}_avg"), a.avg);
+        n.put(&format!("{key}_evals"), a.evals);
+        format!("; {name}: {}", figures(&a))
+    };
     let elsewhere = if assessment.elsewhere_tags.is_empty() {
         String::new()
     } else {
-        let a = assessment.elsewhere;
-        n.put("elsewhere_avg", a.avg);
-        n.put("elsewhere_evals", a.evals);
-        format!(
-            "; where its own tags were absent ([{}]): average {} over {:.1} judged sessions, held back from {:.0} prompts since",
-            assessment.elsewhere_tags.join(", "),
-            average(&a),
-            a.evals,
-            a.held
+        scope(
+            "elsewhere",
+            format!(
+                "where its own tags were absent ([{}])",
+                assessment.elsewhere_tags.join(", ")
+            ),
+            assessment.elsewhere,
         )
     };
-    let everywhere = match assessment.everywhere {
-        Some(a) => {
-            n.put("everywhere_avg", a.avg);
-            n.put("everywhere_evals", a.evals);
+    let everywhere = assessment.everywhere.map_or_else(String::new, |a| {
+        scope(
+            "everywhere",
             format!(
-                "; in every context it was judged in ({} of them, irrelevant on balance in {}): average {} over {:.1} judged sessions, held back from {:.0} prompts since",
+                "in every context it was judged in ({} of them, irrelevant on balance in {})",
                 learned.contexts_judged(id, read),
-                learned.contexts_against(id, read),
-                average(&a),
-                a.evals,
-                a.held
-            )
-        }
-        None => String::new(),
-    };
-    let record = match assessment.record {
-        Some(r) => {
-            n.put("record_avg", r.avg);
-            n.put("record_evals", r.evals);
+                learned.contexts_against(id, read)
+            ),
+            a,
+        )
+    });
+    let record = assessment.record.map_or_else(String::new, |r| {
+        let key = crate::learning::state::context_record(&facts.tags).unwrap_or_default();
+        scope(
+            "record",
             format!(
-                "; its own record in this context (`{}` in memctl log): average {} over {:.1} judged sessions, held back from {:.0} prompts since",
-                read.key(&crate::learning::state::context_record(&facts.tags).unwrap_or_default()),
-                average(&r),
-                r.evals,
-                r.held
-            )
-        }
-        None => String::new(),
-    };
+                "its own record in this context (`{}` in memctl log)",
+                read.key(&key)
+            ),
+            r,
+        )
+    });
     let borrowed = if assessment.borrowed && e.evals > 0.0 {
         "; never judged in this context (a tag of it has no verdict), so these verdicts come from other contexts through the tags it shares with them, and they order it here but do not filter it (memd: one repository's verdicts do not filter a lesson in another)"
     } else {
