@@ -515,12 +515,11 @@ fn lesson(facts: &QueryFacts<'_>, task: &Task<'_>, live: &super::Live, n: &mut N
         )
     });
     let record = assessment.record.map_or_else(String::new, |r| {
-        let key = crate::learning::state::context_record(&facts.tags).unwrap_or_default();
         scope(
             "record",
             format!(
                 "its own record in this context (`{}` in memctl log)",
-                read.key(&key)
+                read.key(facts.record_key.as_deref().unwrap_or_default())
             ),
             r,
         )

@@ -627,6 +627,20 @@ impl Learned {
     /// kept (it has none until its next verdict, [`Learned::seed_weak`]) is
     /// read from its evidence for every showing, which is the same.
     pub fn assess(&self, item: &str, own: &[String], tags: &[String], shown: Match) -> Assessment {
+        self.assess_in(item, own, tags, context_record(tags).as_deref(), shown)
+    }
+
+    /// [`Learned::assess`] with the key of the context's own record
+    /// ([`context_record`] of `tags`) given, for a query that assesses
+    /// many items in one context to make it once.
+    pub fn assess_in(
+        &self,
+        item: &str,
+        own: &[String],
+        tags: &[String],
+        record_key: Option<&str>,
+        shown: Match,
+    ) -> Assessment {
         let scores = self.tag_scores(item);
         let Some(scores) = scores else {
             return self.nothing_learned(own, tags);
@@ -668,8 +682,8 @@ impl Learned {
         );
         // A context with the seed's three judged sessions of its own
         // decides on its own record, not on what the tags it shares hold.
-        let own_record = context_record(tags)
-            .map(|key| evidence_over(scores, [key.as_str()], read, |_| 1.0))
+        let own_record = record_key
+            .map(|key| evidence_over(scores, [key], read, |_| 1.0))
             .filter(|r| r.evals >= MIN_EVALS_FOR_FILTER);
         let deciding = match own_record {
             Some(own_record) => own_record,

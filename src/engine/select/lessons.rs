@@ -177,7 +177,13 @@ impl<'a> Context<'a> {
             let own = learned
                 .tag_scores(id)
                 .map_or_else(Vec::new, |_| learned.seen_among(live.item.stack_words()));
-            learned.assess(id, &own, &facts.tags, Match::of_band(band))
+            learned.assess_in(
+                id,
+                &own,
+                &facts.tags,
+                facts.record_key.as_deref(),
+                Match::of_band(band),
+            )
         };
         match facts.team.and_then(|team| Some((team, team.evidence(id)?))) {
             Some((team, evidence)) => assessment.with_team(evidence, team.teammate_weight),

@@ -72,6 +72,10 @@ pub(super) struct QueryFacts<'q> {
     pub(super) exclude: &'q HashSet<String>,
     pub(super) rubric: RubricContext,
     pub(super) tags: Vec<String>,
+    /// The key of an item's own record in the context of `tags`
+    /// (`learning::state::context_record`), made once for every item the
+    /// query assesses.
+    pub(super) record_key: Option<String>,
     pub(super) os: String,
     pub(super) home: Option<String>,
     /// Stemmed task and conversation keywords, as sorted term ids.
@@ -214,6 +218,7 @@ impl<'q> QueryFacts<'q> {
             exclude,
             query,
             rubric,
+            record_key: crate::learning::state::context_record(&tags),
             tags,
             os: query
                 .os
