@@ -6,9 +6,7 @@
 
 mod common;
 
-use std::io::Write;
-
-use common::{spawn_prompt_hook, Daemon, Sandbox};
+use common::{run_prompt_hook, Daemon, Sandbox};
 use serde_json::{json, Value};
 
 /// A team's knowledge of several kinds, with a word (`update`) that many
@@ -40,10 +38,6 @@ fn sandbox() -> Sandbox {
 fn shown(daemon: &Daemon, session: &str, prompt: &str) -> Vec<String> {
     let work = daemon.data_dir.parent().unwrap().join("work");
     std::fs::create_dir_all(&work).unwrap();
-    let mut child = spawn_prompt_hook(
-        &daemon.socket,
-        &daemon.data_dir.parent().unwrap().join("state"),
-    );
     let input = json!({
         "session_id": session,
         "transcript_path": work.join("t.jsonl"),
@@ -51,13 +45,11 @@ fn shown(daemon: &Daemon, session: &str, prompt: &str) -> Vec<String> {
         "hook_event_name": "UserPromptSubmit",
         "prompt": prompt,
     });
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(input.to_string().as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
+    let out = run_prompt_hook(
+        &daemon.socket,
+        &daemon.data_dir.parent().unwrap().join("state"),
+        &input,
+    );
     assert!(out.status.success());
     let text = String::from_utf8_lossy(&out.stdout);
     if text.trim().is_empty() {

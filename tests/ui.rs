@@ -61,14 +61,7 @@ fn prompt_hook(daemon: &Daemon, session: &str, cwd: &Path, state: &Path) -> Stri
         "hook_event_name": "UserPromptSubmit",
         "prompt": PROMPT,
     });
-    let mut child = common::spawn_prompt_hook(&daemon.socket, state);
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(input.to_string().as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
+    let out = common::run_prompt_hook(&daemon.socket, state, &input);
     assert!(out.status.success(), "{}", stderr(&out));
     stdout(&out)
 }

@@ -114,6 +114,24 @@ pub fn spawn_prompt_hook(socket: &Path, state_home: &Path) -> std::process::Chil
         .unwrap()
 }
 
+/// Runs [`spawn_prompt_hook`] with `input` (the agent's hook JSON) on its
+/// stdin, to the end; its output.
+pub fn run_prompt_hook(
+    socket: &Path,
+    state_home: &Path,
+    input: &serde_json::Value,
+) -> std::process::Output {
+    use std::io::Write;
+    let mut child = spawn_prompt_hook(socket, state_home);
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.to_string().as_bytes())
+        .unwrap();
+    child.wait_with_output().unwrap()
+}
+
 /// Appends `serve --config CONFIG --data-dir DATA --socket SOCKET` to a
 /// command that runs `memd` (directly, or through `setpriv`).
 pub fn serve_args<'c>(
