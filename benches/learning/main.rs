@@ -206,7 +206,10 @@ struct Misses {
     /// Shown at session start.
     start: usize,
     off_topic: usize,
+    /// Relevant nowhere: outdated advice, or a facet.
     obsolete: usize,
+    /// General lessons that help elsewhere but not here.
+    general: usize,
     language: usize,
     framework: usize,
     repo: usize,
@@ -234,6 +237,7 @@ impl Misses {
         self.start += m.start;
         self.off_topic += m.off_topic;
         self.obsolete += m.obsolete;
+        self.general += m.general;
         self.language += m.language;
         self.framework += m.framework;
         self.repo += m.repo;
@@ -248,7 +252,7 @@ impl Misses {
             self.obsolete += 1;
         } else {
             match l.scope {
-                world::Scope::General => self.obsolete += 1,
+                world::Scope::General => self.general += 1,
                 world::Scope::Language(_) => self.language += 1,
                 world::Scope::Framework(_) => self.framework += 1,
                 world::Scope::Repo(_) => self.repo += 1,
@@ -1102,7 +1106,7 @@ fn report(team: Team, arm: Arm, (first, seeds): (u64, u64), memctl: &Path) {
     }
     let m = measured.misses;
     println!(
-        "          {}/{} relevant | misses: start {} off-topic {} obsolete {} language {} framework {} repo {} | short prompts {}/{}",
-        measured.relevant, measured.shown, m.start, m.off_topic, m.obsolete, m.language, m.framework, m.repo, m.short, m.prompts
+        "          {}/{} relevant | misses: start {} off-topic {} obsolete {} general {} language {} framework {} repo {} | short prompts {}/{}",
+        measured.relevant, measured.shown, m.start, m.off_topic, m.obsolete, m.general, m.language, m.framework, m.repo, m.short, m.prompts
     );
 }
