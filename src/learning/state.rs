@@ -677,7 +677,7 @@ impl Learned {
         let wider = [(Scope::Elsewhere, elsewhere)].into_iter().chain(
             std::iter::once_with(|| (Scope::Everywhere, record())).filter(|&(_, all)| {
                 !matches!(verdict(all), TagVerdict::Boost(_))
-                    && self.contexts_against(item, read) >= MIN_CONTEXTS_FOR_EVERYWHERE
+                    && self.against_in_at_least(item, read, MIN_CONTEXTS_FOR_EVERYWHERE)
             }),
         );
         // A context with the seed's three judged sessions of its own
@@ -722,31 +722,44 @@ impl Learned {
     /// averages below 0): how many repositories its record everywhere
     /// speaks against it for.
     pub fn contexts_against(&self, item: &str, read: Match) -> usize {
-        let scores = self.tag_scores(item);
         self.judged_contexts(item, read)
-            .filter(|key| {
-                evidence_over(scores, key.split(','), read, |tag| self.weight(tag)).level < 0.0
-            })
+            .filter(|&against| against)
             .count()
     }
 
-    /// The keys of the contexts `item` was shown and judged in.
-    fn judged_contexts<'a>(
-        &'a self,
-        item: &str,
-        read: Match,
-    ) -> impl Iterator<Item = &'a String> + 'a {
+    /// Whether `item` was judged irrelevant on balance in at least `n`
+    /// contexts ([`Learned::contexts_against`]), counting no further.
+    fn against_in_at_least(&self, item: &str, read: Match, n: usize) -> bool {
+        n == 0
+            || self
+                .judged_contexts(item, read)
+                .filter(|&against| against)
+                .nth(n - 1)
+                .is_some()
+    }
+
+    /// For each context `item` was shown and judged in, whether it was
+    /// judged irrelevant there on balance. One pass over each context's
+    /// tags: a query asks this of every item its record everywhere would
+    /// filter.
+    fn judged_contexts<'a>(&'a self, item: &str, read: Match) -> impl Iterator<Item = bool> + 'a {
         let scores = self.tag_scores(item);
         let mut buffer = String::new();
+        let mut tags = Vec::new();
         self.matches
             .get(item)
             .into_iter()
             .flat_map(|shown| shown.keys())
-            .filter(move |key| {
-                scores.is_some_and(|s| {
-                    key.split(',')
-                        .all(|tag| read.score_in(s, tag, &mut buffer).is_some())
-                })
+            .filter_map(move |key| {
+                let scores = scores?;
+                tags.clear();
+                for tag in key.split(',') {
+                    tags.push(TagEvidence {
+                        weight: self.weight(tag),
+                        score: Some(*read.score_in(scores, tag, &mut buffer)?),
+                    });
+                }
+                Some(evidence(tags.iter().copied()).level < 0.0)
             })
     }
 
