@@ -718,9 +718,11 @@ impl Learned {
     }
 
     /// The contexts where `item` was shown and judged irrelevant on
-    /// balance (its evidence there, as showings like `read` have it,
-    /// averages below 0): how many repositories its record everywhere
-    /// speaks against it for.
+    /// balance (as showings like `read` have it, its own record there,
+    /// [`CONTEXT_RECORD`], is below 0; in a context without one, as in a
+    /// store from before the records, the evidence over the context's
+    /// tags): how many repositories its record everywhere speaks against
+    /// it for.
     pub fn contexts_against(&self, item: &str, read: Match) -> usize {
         self.judged_contexts(item, read)
             .filter(|&against| against)
@@ -739,12 +741,14 @@ impl Learned {
     }
 
     /// For each context `item` was shown and judged in, whether it was
-    /// judged irrelevant there on balance. One pass over each context's
+    /// judged irrelevant there on balance ([`Learned::contexts_against`]).
+    /// One look-up of its record there, or one pass over the context's
     /// tags: a query asks this of every item its record everywhere would
     /// filter.
     fn judged_contexts<'a>(&'a self, item: &str, read: Match) -> impl Iterator<Item = bool> + 'a {
         let scores = self.tag_scores(item);
         let mut buffer = String::new();
+        let mut record = String::new();
         let mut tags = Vec::new();
         self.matches
             .get(item)
@@ -752,6 +756,14 @@ impl Learned {
             .flat_map(|shown| shown.keys())
             .filter_map(move |key| {
                 let scores = scores?;
+                // Its own record there, once it has one: the tags a context
+                // shares with others hold their verdicts too.
+                record.clear();
+                record.push_str(CONTEXT_RECORD);
+                record.push_str(key);
+                if let Some(own) = read.score_in(scores, &record, &mut buffer) {
+                    return Some(own.level() < 0.0);
+                }
                 tags.clear();
                 for tag in key.split(',') {
                     tags.push(TagEvidence {
@@ -1267,6 +1279,36 @@ mod tests {
         // Judged again where it was held back: filtered again.
         l.judge("L-6", &[], &here, Match::Strong, -1.0, 1.0);
         assert_eq!(verdict(l.evidence("L-6", &here)), TagVerdict::Filtered);
+    }
+
+    #[test]
+    fn a_context_counts_against_a_lesson_on_its_own_record() {
+        let mut l = Learned::default();
+        let search = tags(&["python", "django", "search"]);
+        let billing = tags(&["python", "django", "billing"]);
+        let fresh = tags(&["go", "gin", "cli"]);
+        for t in [&search, &billing, &fresh, &tags(&["rust", "axum", "web"])] {
+            l.observe_session(t);
+        }
+        // Irrelevant in one repository, often; then relevant once in
+        // another on the same stack.
+        for _ in 0..15 {
+            l.shown("L-11", &search);
+            l.judge("L-11", &[], &search, Match::Strong, -1.0, 1.0);
+        }
+        l.shown("L-11", &billing);
+        l.judge("L-11", &[], &billing, Match::Strong, 1.0, 1.0);
+        // Over the second's tags the first's verdicts outweigh it, but its
+        // own record there says relevant: only the first is against it.
+        assert!(l.evidence("L-11", &billing).level < 0.0);
+        assert_eq!(l.contexts_judged("L-11", Match::Strong), 2);
+        assert_eq!(l.contexts_against("L-11", Match::Strong), 1);
+        // So its record everywhere, well below the seed's line, does not
+        // decide in a third repository.
+        assert!(l.evidence("L-11", &[EVERYWHERE.to_string()]).level < -0.1);
+        let there = l.assess("L-11", &[], &fresh, Match::Strong);
+        assert_eq!(there.everywhere, None);
+        assert_eq!(there.verdict, TagVerdict::Boost(0.0));
     }
 
     #[test]
