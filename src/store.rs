@@ -888,6 +888,7 @@ impl Store {
                         .insert(subset, count);
                 }
             }
+            learned.recount_agreement();
             Ok(learned)
         })
     }

@@ -1511,3 +1511,57 @@ fn a_project_lessons_own_tags_count_where_they_were_absent() {
         "the project lesson's own tag, absent here, carries the verdict: {tags:?}"
     );
 }
+
+#[test]
+fn a_judge_that_contradicts_itself_lowers_the_filter_line() {
+    let sandbox = Sandbox::new();
+    sandbox.write("lessons.yaml", LESSONS);
+    let mut daemon = Daemon::start(&sandbox);
+    let judge = |v: &Value| v["ok"]["status"]["judge"].clone();
+    assert_eq!(judge(&daemon.json(&["status"]))["filter_line"], -0.1);
+
+    // Eleven verdicts on L-2 in one context, six relevant and five not:
+    // 110 pairs of them, 60 disagreeing, more than a coin's 55.
+    for i in 0..11 {
+        let verdict = if i % 2 == 0 {
+            "--relevant"
+        } else {
+            "--irrelevant"
+        };
+        daemon.json(&["feedback", "L-2", verdict, "--tags", "go"]);
+    }
+    // Three irrelevant verdicts on L-1: -0.657 in the evaluator's unit,
+    // below the seed's line, far above this judge's.
+    for _ in 0..3 {
+        daemon.json(&["feedback", "L-1", "--irrelevant", "--tags", "python"]);
+    }
+    let j = judge(&daemon.json(&["status"]));
+    assert_eq!(
+        (j["pairs"].as_u64(), j["disagreeing"].as_u64()),
+        (Some(116), Some(60)),
+        "{j}"
+    );
+    assert_eq!(j["error"].as_f64(), Some(0.5), "{j}");
+    let line = j["filter_line"].as_f64().unwrap();
+    assert!(line < -0.8, "{j}");
+
+    assert!(lesson_ids(&daemon, "python").contains(&"L-1".to_string()));
+    let explain = explain(&daemon, "L-1", "python");
+    assert!(
+        explain.contains(&format!(
+            "kept, above the line {line:.3} (seed 001's -0.1, lowered"
+        )),
+        "{explain}"
+    );
+    let status = stdout(&daemon.memctl(&["status"]));
+    assert!(status.contains("60 of 116 pairs of verdicts on one item in one context disagree, as from a judge wrong 50.0% of the time"), "{status}");
+
+    // The line is read again from the store after a restart.
+    daemon.stop();
+    let daemon = Daemon::start(&sandbox);
+    assert_eq!(
+        judge(&daemon.json(&["status"]))["filter_line"].as_f64(),
+        Some(line)
+    );
+    assert!(lesson_ids(&daemon, "python").contains(&"L-1".to_string()));
+}

@@ -333,6 +333,7 @@ fn print_status(s: &StatusReport) {
         s.sessions,
         s.pending_evaluations
     );
+    outln!("judge:    {}", judge_line(&s.judge));
     if s.errors.is_empty() {
         outln!("errors:   none");
     } else {
@@ -386,5 +387,24 @@ fn print_status(s: &StatusReport) {
                 t.unknown_items.join(", ")
             );
         }
+    }
+}
+
+/// How often the judge contradicts itself, and the filter line it gives.
+fn judge_line(j: &memd::protocol::JudgeNoise) -> String {
+    let seen = format!(
+        "{} of {} pairs of verdicts on one item in one context disagree",
+        j.disagreeing, j.pairs
+    );
+    match j.error {
+        Some(e) => format!(
+            "{seen}, as from a judge wrong {:.1}% of the time; filter line {:.3} (seed 001: -0.1)",
+            e * 100.0,
+            j.filter_line
+        ),
+        None => format!(
+            "{seen}; filter line {:.3} (seed 001's, until there are enough pairs to read the judge's noise)",
+            j.filter_line
+        ),
     }
 }

@@ -10,7 +10,8 @@ use std::time::{Duration, Instant};
 use crate::knowledge::view;
 use crate::knowledge::FileKind;
 use crate::protocol::{
-    ErrorKind, Query, Reply, RequestBody, Response, RootStatus, StatusReport, PROTOCOL_VERSION,
+    ErrorKind, JudgeNoise, Query, Reply, RequestBody, Response, RootStatus, StatusReport,
+    PROTOCOL_VERSION,
 };
 
 use super::learning;
@@ -432,6 +433,15 @@ impl Handler {
                 .map(|(repo, why)| format!("{}: {why}", repo.display()))
                 .collect(),
             teams: super::team::status(&self.shared, &k.engine),
+            judge: {
+                let agreement = self.shared.learned().agreement();
+                JudgeNoise {
+                    pairs: agreement.pairs,
+                    disagreeing: agreement.disagreeing,
+                    error: agreement.judge_error(),
+                    filter_line: agreement.filter_line(),
+                }
+            },
         }
     }
 }

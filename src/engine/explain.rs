@@ -56,8 +56,24 @@ fn task_reason(task: &Task<'_>, live: &super::Live, points: u8) -> String {
     }
 }
 
-/// An evidence's average as explained: with its level in the evaluator's
-/// unit when direct feedback made it differ.
+/// The filter line as explain gives it: seed 001's -0.1, or the line the
+/// judge's noise puts below it, and why ([`crate::learning::noise`]).
+fn filter_line_text(learned: &crate::learning::Learned) -> String {
+    use crate::learning::noise::NOISE_Z;
+    let agreement = learned.agreement();
+    let line = learned.filter_line();
+    match (agreement.disagreement(), agreement.judge_error()) {
+        (Some(d), Some(e)) if line < tag_relevance::NEGATIVE_SCORE_THRESHOLD => format!(
+            "{line:.3} (seed 001's {}, lowered: the judge's verdicts on one item in one context disagree in {:.1}% of {} pairs of them, as a judge wrong {:.1}% of the time would, and memd filters only {NOISE_Z} standard deviations of that noise below a relevant lesson's score)",
+            tag_relevance::NEGATIVE_SCORE_THRESHOLD,
+            d * 100.0,
+            agreement.pairs,
+            e * 100.0
+        ),
+        _ => tag_relevance::NEGATIVE_SCORE_THRESHOLD.to_string(),
+    }
+}
+
 /// An evidence's figures as explain gives them: its average, judged
 /// sessions and the prompts it was held back from since.
 fn figures(e: &tag_relevance::Evidence) -> String {
@@ -69,6 +85,8 @@ fn figures(e: &tag_relevance::Evidence) -> String {
     )
 }
 
+/// An evidence's average as explained: with its level in the evaluator's
+/// unit when direct feedback made it differ.
 fn average(e: &tag_relevance::Evidence) -> String {
     if (e.avg - e.level).abs() < 5e-4 {
         format!("{:.3}", e.avg)
@@ -573,20 +591,21 @@ fn lesson(facts: &QueryFacts<'_>, task: &Task<'_>, live: &super::Live, n: &mut N
         ),
     };
     let wait = tag_relevance::probation_wait(deciding.evals);
+    let line = learned.filter_line();
+    n.put("filter_line", line);
+    let line = filter_line_text(learned);
     n.say(match assessment.verdict {
         TagVerdict::Filtered if assessment.decided == Scope::Team => format!(
             "{over}: filtered by the team's verdicts, and nothing here says relevant; it is shown again when the team's verdicts or this engineer's own say it is relevant (`memctl feedback {id} --relevant`)"
         ),
         TagVerdict::Filtered if read == Match::Weak => format!(
-            "{over}: filtered {which} on prompts that match it in passing (>= {} sessions and below {}); a verdict on a prompt that matches it well (a task match of {} points or more) counts here too",
+            "{over}: filtered {which} on prompts that match it in passing (>= {} sessions and below {line}); a verdict on a prompt that matches it well (a task match of {} points or more) counts here too",
             tag_relevance::MIN_EVALS_FOR_FILTER,
-            tag_relevance::NEGATIVE_SCORE_THRESHOLD,
             lesson::PROBATION_MIN_TASK_POINTS
         ),
         TagVerdict::Filtered => format!(
-            "{over}: filtered {which} (>= {} sessions and below {}); it gets another chance once held back from {wait:.0} prompts it matches (a task match of {} points or more) since it was last judged",
+            "{over}: filtered {which} (>= {} sessions and below {line}); it gets another chance once held back from {wait:.0} prompts it matches (a task match of {} points or more) since it was last judged",
             tag_relevance::MIN_EVALS_FOR_FILTER,
-            tag_relevance::NEGATIVE_SCORE_THRESHOLD,
             lesson::PROBATION_MIN_TASK_POINTS
         ),
         TagVerdict::Probation(b) if deciding.trial => format!(
@@ -597,6 +616,11 @@ fn lesson(facts: &QueryFacts<'_>, task: &Task<'_>, live: &super::Live, n: &mut N
             "{over}: on probation: it was filtered {which}, and has since been held back from {wait:.0} prompts or more, so it may be shown again on a task match of {} points, after the lessons that are kept, to be judged anew (boost {b:+.5})",
             lesson::PROBATION_SHOW_TASK_POINTS
         ),
+        TagVerdict::Boost(b) if deciding.level < tag_relevance::NEGATIVE_SCORE_THRESHOLD
+            && deciding.evals >= tag_relevance::MIN_EVALS_FOR_FILTER =>
+        {
+            format!("{over}: kept, above the line {line}, boost {b:+.5}")
+        }
         TagVerdict::Boost(b) => format!("{over}: kept, boost {b:+.5}"),
     });
     let pins = learned.pins_of(id);

@@ -12,6 +12,10 @@
 //!   003's applications, the sessions seen per tag, and the journal of
 //!   verdicts that the state can be replayed from. Its transitions are
 //!   pure; the daemon persists what they return.
+//! - [`noise`]: how often the judge contradicts itself (pairs of verdicts
+//!   on one item in one context that disagree), and the filter line that
+//!   implies: the seed's -0.1 for a judge wrong up to about one time in
+//!   five, lower for a noisier one.
 //! - [`transaction`]: the one way a change to that state is committed: made
 //!   on the live state, which keeps what it touched as it was, written to
 //!   the store in one transaction, and put back if the write fails.
@@ -31,6 +35,7 @@
 //! `crate::daemon::recorder`.
 
 pub mod audit;
+pub mod noise;
 pub mod state;
 pub mod tag_relevance;
 pub mod team;

@@ -11,8 +11,9 @@ pub type HashMap<K, V> = rustc_hash::FxHashMap<K, V>;
 
 use serde::{Deserialize, Serialize};
 
+use super::noise::{Agreement, Noise};
 use crate::learning::tag_relevance::{
-    auto_pin_by_matches, auto_pin_by_relevance, auto_unpin, evidence, tag_weight, verdict,
+    auto_pin_by_matches, auto_pin_by_relevance, auto_unpin, evidence, tag_weight, verdict_at,
     verdict_scoped, Evidence, Scope, TagEvidence, TagScore, TagVerdict, CONTEXT_RECORD,
     MIN_CONTEXTS_FOR_EVERYWHERE, MIN_EVALS_FOR_FILTER,
 };
@@ -108,6 +109,19 @@ fn has_weak_evidence(scores: &HashMap<String, TagScore>) -> bool {
     scores.contains_key(WEAK_EVERYWHERE)
 }
 
+/// The pairs of verdicts in an item's own records, one a context
+/// ([`CONTEXT_RECORD`]), on showings that matched it well: a verdict on a
+/// passing match also says whether the prompt was about it, which varies
+/// from prompt to prompt where the judge does not err.
+fn agreement_in(scores: &HashMap<String, TagScore>) -> Agreement {
+    scores
+        .iter()
+        .filter(|(key, _)| key.starts_with(CONTEXT_RECORD))
+        .fold(Agreement::default(), |sum, (_, s)| {
+            sum.plus(Agreement::of_record(s))
+        })
+}
+
 /// A pin: by hand, or by one of seed 001's rules.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Pin {
@@ -199,11 +213,12 @@ pub struct Judgement {
 /// same (both are sums of the same terms; only rounding may differ).
 const REPLAY_TOLERANCE: f64 = 1e-9;
 
-/// The scores a run of judgements gives, from nothing. A judgement made
+/// The scores a run of judgements gives, from nothing, with the filter
+/// `line` in use ([`Learned::filter_line`]). A judgement made
 /// before weak-match evidence was kept apart (none of its tags is one) counted
 /// for every showing: it moves each tag's weak-match evidence too, as
 /// [`Learned::seed_weak`] has it.
-pub fn replay(journal: &[Judgement]) -> HashMap<String, TagScore> {
+pub fn replay(journal: &[Judgement], line: f64) -> HashMap<String, TagScore> {
     let mut scores: HashMap<String, TagScore> = HashMap::default();
     for judgement in journal {
         let before_weak = !judgement.tags.iter().any(|t| t.starts_with(WEAK_MATCH));
@@ -214,7 +229,7 @@ pub fn replay(journal: &[Judgement]) -> HashMap<String, TagScore> {
             .map(|t| Match::Weak.key(t).into_owned());
         for tag in judgement.tags.iter().cloned().chain(weak) {
             let score = scores.entry(tag).or_default();
-            *score = score.record(judgement.raw, judgement.weight);
+            *score = score.record_at(judgement.raw, judgement.weight, line);
         }
     }
     scores
@@ -254,6 +269,12 @@ pub struct Learned {
     /// The teams of the projects that share their verdicts, by repository
     /// ([`super::team`]).
     pub teams: std::collections::BTreeMap<std::path::PathBuf, super::team::Team>,
+    /// How often the judge's verdicts on one item in one context disagree,
+    /// over every item's own records on prompts that matched it well, and
+    /// the filter line that gives ([`Learned::recount_agreement`]):
+    /// derived from `tag_relevance`, kept up to date by each committed
+    /// [`super::Transaction`].
+    noise: Noise,
 }
 
 /// [`evidence`] over `tags` from an item's per-tag `scores` as showings
@@ -645,6 +666,7 @@ impl Learned {
         let Some(scores) = scores else {
             return self.nothing_learned(own, tags);
         };
+        let line = self.filter_line();
         let read = match shown {
             Match::Weak if has_weak_evidence(scores) => Match::Weak,
             _ => Match::Strong,
@@ -676,7 +698,7 @@ impl Learned {
         // counted only when that record would decide.
         let wider = [(Scope::Elsewhere, elsewhere)].into_iter().chain(
             std::iter::once_with(|| (Scope::Everywhere, record())).filter(|&(_, all)| {
-                !matches!(verdict(all), TagVerdict::Boost(_))
+                !matches!(verdict_at(all, line), TagVerdict::Boost(_))
                     && self.against_in_at_least(item, read, MIN_CONTEXTS_FOR_EVERYWHERE)
             }),
         );
@@ -690,7 +712,7 @@ impl Learned {
             None if borrowed => Evidence { evals: 0.0, ..here },
             None => here,
         };
-        let (outcome, decided) = match verdict_scoped(deciding, wider) {
+        let (outcome, decided) = match verdict_scoped(deciding, wider, line) {
             (outcome, Scope::Here) if own_record.is_some() => (outcome, Scope::Context),
             decided => decided,
         };
@@ -836,6 +858,42 @@ impl Learned {
         tags.iter().map(|t| self.clock(t)).min().unwrap_or(0)
     }
 
+    /// How often the judge's verdicts on one item in one context disagree
+    /// ([`super::noise`]).
+    pub fn agreement(&self) -> Agreement {
+        self.noise.agreement()
+    }
+
+    /// The line seed 001's rule filters below: the seed's -0.1, lower
+    /// once the judge is seen to be noisy ([`Agreement::filter_line`]).
+    pub fn filter_line(&self) -> f64 {
+        self.noise.filter_line()
+    }
+
+    /// Counts the judge's agreement over every item's records afresh (after
+    /// the state is loaded).
+    pub fn recount_agreement(&mut self) {
+        self.noise = Noise::of(
+            self.tag_relevance
+                .values()
+                .fold(Agreement::default(), |sum, scores| {
+                    sum.plus(agreement_in(scores))
+                }),
+        );
+    }
+
+    /// Counts `item`'s records as they are now in place of what they were
+    /// (`before`): a committed change to them.
+    pub fn recount_item(&mut self, item: &str, before: Option<&HashMap<String, TagScore>>) {
+        let now = self
+            .tag_relevance
+            .get(item)
+            .map(agreement_in)
+            .unwrap_or_default();
+        let was = before.map(agreement_in).unwrap_or_default();
+        self.noise = Noise::of(self.noise.agreement().minus(was).plus(now));
+    }
+
     /// The automatic pins of `item`.
     pub fn pins_of(&self, item: &str) -> &[Pin] {
         if self.pins.is_empty() {
@@ -897,6 +955,7 @@ impl Learned {
         weight: f64,
     ) -> (Vec<(String, TagScore)>, Vec<PinChange>) {
         let judged = self.judged_tags(own, tags, shown);
+        let line = self.filter_line();
         let seeded = self.seed_weak(item);
         let scores = self.tag_relevance.entry(item.to_string()).or_default();
         let mut updated: Vec<(String, TagScore)> = seeded
@@ -905,7 +964,7 @@ impl Learned {
             .collect();
         for tag in &judged {
             let score = scores.entry(tag.clone()).or_default();
-            *score = score.record(raw, weight);
+            *score = score.record_at(raw, weight, line);
             updated.push((tag.clone(), *score));
         }
         let changes = self.review_pins(item, tags);
@@ -958,7 +1017,7 @@ impl Learned {
     /// Whether `journal`, replayed, gives `item`'s scores as they are:
     /// every judgement that made them is in it.
     pub fn replays_to_current(&self, item: &str, journal: &[Judgement]) -> bool {
-        let replayed = replay(journal);
+        let replayed = replay(journal, self.filter_line());
         let current = self.tag_scores(item);
         let same = |a: &TagScore, b: &TagScore| {
             (a.score - b.score).abs() < REPLAY_TOLERANCE
@@ -987,7 +1046,7 @@ impl Learned {
         tags: &[String],
     ) -> (Vec<(String, Option<TagScore>)>, Vec<PinChange>) {
         let before = self.tag_relevance.remove(item).unwrap_or_default();
-        let mut after = replay(journal);
+        let mut after = replay(journal, self.filter_line());
         for (tag, score) in after.iter_mut() {
             score.held = before.get(tag).map_or(0, |b| b.held);
         }
@@ -1036,6 +1095,7 @@ impl Learned {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::learning::tag_relevance::verdict;
 
     #[test]
     fn seen_tags_answer_as_seen_tag_does_in_any_case() {

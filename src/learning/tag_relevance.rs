@@ -48,7 +48,8 @@ pub const FEEDBACK_WEIGHT: f64 = 2.0;
 
 /// Evidence needed before a lesson can be filtered (judged sessions).
 pub const MIN_EVALS_FOR_FILTER: f64 = 3.0;
-/// A lesson is filtered when its average is below this.
+/// A lesson is filtered when its average is below this (memd: or below
+/// the lower line a noisy judge gives, [`super::noise`]).
 pub const NEGATIVE_SCORE_THRESHOLD: f64 = -0.1;
 /// Boost/penalty weight applied to the ranking score.
 pub const RELEVANCE_WEIGHT: f64 = 0.01;
@@ -128,6 +129,13 @@ impl TagScore {
     /// with `weight` ([`EVALUATOR_WEIGHT`] or [`FEEDBACK_WEIGHT`]). The
     /// evidence is new again: nothing held back since.
     pub fn record(self, raw: f64, weight: f64) -> TagScore {
+        self.record_at(raw, weight, NEGATIVE_SCORE_THRESHOLD)
+    }
+
+    /// [`TagScore::record`] with the filter line in use (`line`,
+    /// [`super::noise::Agreement::filter_line`]): whether the verdict lifts
+    /// a filtered item over it onto trial.
+    pub fn record_at(self, raw: f64, weight: f64, line: f64) -> TagScore {
         let next = TagScore {
             score: ema(self.score, raw, weight),
             positive: self.positive + u32::from(raw > 0.0),
@@ -138,7 +146,7 @@ impl TagScore {
             verdicts: self.verdicts * (1.0 - EMA_ALPHA) + EMA_ALPHA,
         };
         TagScore {
-            trial: self.filtered() && raw > 0.0 && next.level() >= NEGATIVE_SCORE_THRESHOLD,
+            trial: self.filtered_at(line) && raw > 0.0 && next.level() >= line,
             ..next
         }
     }
@@ -170,9 +178,9 @@ impl TagScore {
         self.score / self.unit()
     }
 
-    /// Below the seed's filter line with enough judged sessions to filter.
-    fn filtered(&self) -> bool {
-        filters(self.level(), f64::from(self.evals()))
+    /// Below the filter `line` with enough judged sessions to filter.
+    fn filtered_at(&self, line: f64) -> bool {
+        filters(self.level(), f64::from(self.evals()), line)
     }
 
     /// Counts one prompt the item was held back from on this evidence.
@@ -293,10 +301,11 @@ pub enum TagVerdict {
     Boost(f64),
 }
 
-/// Seed 001's filter line: an average below -0.1 over 3 or more
-/// evaluations (judged sessions).
-fn filters(avg: f64, evals: f64) -> bool {
-    avg < NEGATIVE_SCORE_THRESHOLD && evals >= MIN_EVALS_FOR_FILTER
+/// Seed 001's filter: an average below the line (the seed's -0.1, or
+/// lower for a noisy judge: [`super::noise`]) over 3 or more evaluations
+/// (judged sessions).
+fn filters(avg: f64, evals: f64, line: f64) -> bool {
+    avg < line && evals >= MIN_EVALS_FOR_FILTER
 }
 
 /// Filter at `evals >= 3` and `avg < -0.1` (seed 001; the average in the
@@ -305,8 +314,14 @@ fn filters(avg: f64, evals: f64) -> bool {
 /// probation. On trial ([`TagScore::trial`]): probation. Otherwise boost by
 /// `avg / 3 * 0.01`.
 pub fn verdict(e: Evidence) -> TagVerdict {
+    verdict_at(e, NEGATIVE_SCORE_THRESHOLD)
+}
+
+/// [`verdict`] with the filter line in use (`line`, below the seed's for a
+/// noisy judge: [`super::noise`]).
+pub fn verdict_at(e: Evidence, line: f64) -> TagVerdict {
     let boost = e.level / 3.0 * RELEVANCE_WEIGHT;
-    if filters(e.level, e.evals) {
+    if filters(e.level, e.evals, line) {
         if e.held < probation_wait(e.evals) {
             TagVerdict::Filtered
         } else {
@@ -379,13 +394,14 @@ pub enum Scope {
 pub fn verdict_scoped(
     here: Evidence,
     wider: impl IntoIterator<Item = (Scope, Evidence)>,
+    line: f64,
 ) -> (TagVerdict, Scope) {
-    let own = verdict(here);
+    let own = verdict_at(here, line);
     if !matches!(own, TagVerdict::Boost(_)) || here.level > 0.0 {
         return (own, Scope::Here);
     }
     for (scope, evidence) in wider {
-        match verdict(evidence) {
+        match verdict_at(evidence, line) {
             TagVerdict::Filtered => return (TagVerdict::Filtered, scope),
             TagVerdict::Probation(_) => {
                 return (
@@ -708,27 +724,52 @@ mod tests {
         let none = Evidence::default();
         let elsewhere = fresh(-0.6, 4.0);
         assert_eq!(
-            verdict_scoped(none, [(Scope::Elsewhere, elsewhere)]).0,
+            verdict_scoped(
+                none,
+                [(Scope::Elsewhere, elsewhere)],
+                NEGATIVE_SCORE_THRESHOLD
+            )
+            .0,
             TagVerdict::Filtered
         );
         assert_eq!(
-            verdict_scoped(none, [(Scope::Elsewhere, fresh(-0.6, 2.0))]).0,
+            verdict_scoped(
+                none,
+                [(Scope::Elsewhere, fresh(-0.6, 2.0))],
+                NEGATIVE_SCORE_THRESHOLD
+            )
+            .0,
             TagVerdict::Boost(0.0)
         );
         assert_eq!(
-            verdict_scoped(none, [(Scope::Elsewhere, fresh(0.5, 9.0))]).0,
+            verdict_scoped(
+                none,
+                [(Scope::Elsewhere, fresh(0.5, 9.0))],
+                NEGATIVE_SCORE_THRESHOLD
+            )
+            .0,
             TagVerdict::Boost(0.0)
         );
         // Judged relevant here: this context's evidence decides.
         let here = fresh(0.3, 1.0);
         assert_eq!(
-            verdict_scoped(here, [(Scope::Elsewhere, elsewhere)]).0,
+            verdict_scoped(
+                here,
+                [(Scope::Elsewhere, elsewhere)],
+                NEGATIVE_SCORE_THRESHOLD
+            )
+            .0,
             verdict(here)
         );
         // Filtered here whatever happened elsewhere.
         let bad = fresh(-0.5, 3.0);
         assert_eq!(
-            verdict_scoped(bad, [(Scope::Elsewhere, fresh(0.9, 9.0))]).0,
+            verdict_scoped(
+                bad,
+                [(Scope::Elsewhere, fresh(0.9, 9.0))],
+                NEGATIVE_SCORE_THRESHOLD
+            )
+            .0,
             TagVerdict::Filtered
         );
         // Faded elsewhere: probation, with this context's boost.
@@ -737,7 +778,7 @@ mod tests {
             ..elsewhere
         };
         assert_eq!(
-            verdict_scoped(none, [(Scope::Elsewhere, faded)]).0,
+            verdict_scoped(none, [(Scope::Elsewhere, faded)], NEGATIVE_SCORE_THRESHOLD).0,
             TagVerdict::Probation(0.0)
         );
     }
@@ -749,28 +790,40 @@ mod tests {
         let good = fresh(0.5, 9.0);
         let everywhere = (Scope::Everywhere, bad);
         assert_eq!(
-            verdict_scoped(none, [(Scope::Elsewhere, none), everywhere]),
+            verdict_scoped(
+                none,
+                [(Scope::Elsewhere, none), everywhere],
+                NEGATIVE_SCORE_THRESHOLD
+            ),
             (TagVerdict::Filtered, Scope::Everywhere)
         );
         // The narrower scope first.
         let faded = Evidence { held: 12.0, ..bad };
         assert_eq!(
-            verdict_scoped(none, [(Scope::Elsewhere, faded), everywhere]),
+            verdict_scoped(
+                none,
+                [(Scope::Elsewhere, faded), everywhere],
+                NEGATIVE_SCORE_THRESHOLD
+            ),
             (TagVerdict::Probation(0.0), Scope::Elsewhere)
         );
         // Judged relevant here, or filtered here: this context decides.
         let here = fresh(0.3, 1.0);
         assert_eq!(
-            verdict_scoped(here, [everywhere]),
+            verdict_scoped(here, [everywhere], NEGATIVE_SCORE_THRESHOLD),
             (verdict(here), Scope::Here)
         );
         assert_eq!(
-            verdict_scoped(bad, [(Scope::Everywhere, good)]),
+            verdict_scoped(bad, [(Scope::Everywhere, good)], NEGATIVE_SCORE_THRESHOLD),
             (TagVerdict::Filtered, Scope::Here)
         );
         // Thin evidence everywhere says nothing.
         assert_eq!(
-            verdict_scoped(none, [(Scope::Everywhere, fresh(-0.6, 2.0))]),
+            verdict_scoped(
+                none,
+                [(Scope::Everywhere, fresh(-0.6, 2.0))],
+                NEGATIVE_SCORE_THRESHOLD
+            ),
             (TagVerdict::Boost(0.0), Scope::Here)
         );
     }

@@ -129,6 +129,12 @@ impl<'l> Transaction<'l> {
             write(&changes.as_write(&self))
         };
         self.committed = result.is_ok();
+        if self.committed {
+            for (item, before) in &self.items {
+                self.learned
+                    .recount_item(item, before.tag_relevance.as_ref());
+            }
+        }
         result
     }
 }
@@ -340,6 +346,33 @@ mod tests {
             assert_eq!(learned.weight(tag), before.weight(tag), "{tag}");
             assert_eq!(learned.seen_tag(tag), before.seen_tag(tag), "{tag}");
         }
+        assert_eq!(learned.agreement(), before.agreement());
+    }
+
+    #[test]
+    fn a_commit_counts_the_judges_agreement_as_a_recount_does() {
+        let mut learned = learned();
+        let here = tags(&["python", "django"]);
+        for (n, raw) in [1.0, -1.0, 1.0, 1.0, -1.0].into_iter().enumerate() {
+            let mut tx = Transaction::new(&mut learned);
+            for item in ["L-1", "L-2"] {
+                let raw = if item == "L-2" && n % 2 == 0 {
+                    -raw
+                } else {
+                    raw
+                };
+                tx.item(item)
+                    .judge(item, &[], &here, Match::Strong, raw, EVALUATOR_WEIGHT);
+            }
+            tx.commit(|_| Ok::<(), ()>(())).unwrap();
+        }
+        let mut recounted = learned.clone();
+        recounted.recount_agreement();
+        // L-1: one verdict in `python` (no pairs), five in `django,python`
+        // (3 relevant, 2 not: 20 pairs, 12 disagreeing); L-2 likewise.
+        assert_eq!(learned.agreement().pairs, 40);
+        assert_eq!(learned.agreement().disagreeing, 24);
+        assert_eq!(learned.agreement(), recounted.agreement());
     }
 
     #[test]

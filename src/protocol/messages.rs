@@ -488,6 +488,24 @@ pub struct StatusReport {
     /// The projects that share their verdicts with their team.
     #[serde(default)]
     pub teams: Vec<TeamStatus>,
+    /// How often the judge's verdicts on one item in one context disagree,
+    /// and the filter line that gives (`crate::learning::noise`).
+    #[serde(default)]
+    pub judge: JudgeNoise,
+}
+
+/// How often the judge contradicts itself, as `memctl status` shows it.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct JudgeNoise {
+    /// Pairs of verdicts on one item in one context.
+    pub pairs: u64,
+    /// Of those, the pairs that disagree.
+    pub disagreeing: u64,
+    /// The judge's error rate that gives this disagreement, once there are
+    /// enough pairs to say.
+    pub error: Option<f64>,
+    /// The line seed 001's rule filters below (its own -0.1, or lower).
+    pub filter_line: f64,
 }
 
 /// A project that shares its verdicts (`.memd/team.toml`).

@@ -453,7 +453,7 @@ pub async fn item(State(page): State<Page>, Path(id): Path<String>) -> Response 
         }
         None => None,
     };
-    let (shown, journal, pins) = {
+    let (shown, journal, pins, line) = {
         let learned = page.handler.shared.learned();
         let pins = learned.pins_of(&id).to_vec();
         let shown: Vec<(String, u32)> = learned
@@ -462,7 +462,7 @@ pub async fn item(State(page): State<Page>, Path(id): Path<String>) -> Response 
             .map(|m| m.iter().map(|(k, v)| (k.clone(), *v)).collect())
             .unwrap_or_default();
         let journal = page.handler.store.journal(&id).unwrap_or_default();
-        (shown, journal, pins)
+        (shown, journal, pins, learned.filter_line())
     };
     let verdicts: Vec<(f64, f64)> = journal
         .iter()
@@ -537,7 +537,7 @@ pub async fn item(State(page): State<Page>, Path(id): Path<String>) -> Response 
             }
         }
         h3 { "Its record everywhere (seed 001's score), verdict by verdict" }
-        (plot::scores(&verdicts))
+        (plot::scores(&verdicts, line))
         h2 { "Retire it" }
         p {
             "Takes its lines out of " code { (view.source) } ", keeps the rest of the file byte for byte and a backup beside it. "
