@@ -3,7 +3,8 @@
 //! `cargo bench --bench query` writes corpora of 1k, 10k and 100k items as
 //! real knowledge files (every kind, 500 items a file), loads them with the
 //! real loaders, then times one query at a time and prints p50 / p99 / max.
-//! Pass sizes to run only some: `cargo bench --bench query -- 10000`.
+//! Pass sizes to run only some: `cargo bench --bench query -- 10000`;
+//! `rounds=N` times each query N times (15, 3 at 100k).
 //! The semantic tier is on, with the built-in model, as in the daemon by
 //! default; `-- lexical` turns it off.
 //! Budget (SPEC section 10): p99 < 1 ms at 10k items, < 10 ms at 100k.
@@ -266,9 +267,15 @@ fn team_of(
     team
 }
 
+/// Rounds given as `rounds=N` (fewer for a run under an instruction
+/// counter such as `valgrind --tool=callgrind`).
+fn rounds() -> Option<usize> {
+    std::env::args().find_map(|a| a.strip_prefix("rounds=")?.parse().ok())
+}
+
 /// Times each of `queries` one at a time, in rounds, and prints the figures.
 fn time(engine: &Engine, learned: &Learned, queries: &[Query], items: usize, what: &str) {
-    let rounds = if items >= 100_000 { 3 } else { 15 };
+    let rounds = rounds().unwrap_or(if items >= 100_000 { 3 } else { 15 });
     for q in queries.iter().take(20) {
         engine.query(learned, q).unwrap();
     }

@@ -462,7 +462,7 @@ fn lesson(facts: &QueryFacts<'_>, task: &Task<'_>, live: &super::Live, n: &mut N
     if another_stack {
         n.say(format!(
             "written for another stack: its own tags (a lesson given none: the words of its text) name [{}], workspaces memd has seen, and none of them is among [{}]; on a prompt it comes after every lesson that is not, and until it is judged relevant here it is a candidate in one session of {} of this context ({} this one)",
-            learned.seen_among(item.stack_words()).join(", "),
+            context.seen.among(item.stack_words()).join(", "),
             facts.tags.join(", "),
             lesson::EXPLORE_ANOTHER_STACK_EVERY,
             if judged.explored { "including" } else { "not" }

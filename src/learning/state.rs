@@ -42,6 +42,10 @@ pub enum Match {
 /// No workspace tag starts with it ([`workspace_tag`]).
 pub const WEAK_MATCH: &str = "~";
 
+/// The prefix of an item's evidence where one of its own tags was absent
+/// ([`Learned::elsewhere`]): `!go`.
+pub const ELSEWHERE: &str = "!";
+
 /// A query's or feedback's tag as memd learns under it: trimmed, lower
 /// case; `None` for an empty one and for the names memd gives evidence of
 /// its own (`*`, `!tag`, `~tag`, `@context`), so no tag a workspace reports can read
@@ -50,7 +54,7 @@ pub fn workspace_tag(tag: &str) -> Option<String> {
     let tag = tag.trim();
     let reserved = tag.is_empty()
         || tag == EVERYWHERE
-        || tag.starts_with('!')
+        || tag.starts_with(ELSEWHERE)
         || tag.starts_with(WEAK_MATCH)
         || tag.starts_with(CONTEXT_RECORD);
     (!reserved).then(|| tag.to_lowercase())
@@ -299,6 +303,15 @@ fn spreads<'a>(ids: impl Iterator<Item = &'a String>) -> rustc_hash::FxHashSet<u
         .collect()
 }
 
+/// A context as [`Learned::assess_in`] reads it for every item a query
+/// assesses: its tags, each one's [`tag_weight`], and the key of its own
+/// record ([`context_record`]).
+pub struct Context<'c> {
+    tags: &'c [String],
+    weights: Vec<f64>,
+    record: Option<&'c str>,
+}
+
 /// What was learned about an item in one context, and what it decides.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Assessment {
@@ -306,7 +319,8 @@ pub struct Assessment {
     pub here: Evidence,
     /// Elsewhere ([`Learned::elsewhere`]): where its own tags were absent.
     pub elsewhere: Evidence,
-    /// Those tags, as `!tag`.
+    /// Those tags, as `!tag` (none when it has no evidence where any of
+    /// its own tags was absent).
     pub elsewhere_tags: Vec<String>,
     /// Its record in every context ([`EVERYWHERE`]), once judged
     /// irrelevant in enough contexts to count.
@@ -393,6 +407,21 @@ impl<'a> SeenTags<'a> {
             hashes,
             lengths,
         }
+    }
+
+    /// Those of `words` (an item's `Item::stack_words`) that name a
+    /// workspace seen, lower case, each once: of an item's own tags, all
+    /// that its evidence elsewhere ([`Learned::elsewhere`]) can read,
+    /// without lower-casing the rest of a lesson's text.
+    pub fn among<'w>(&self, words: impl IntoIterator<Item = &'w str>) -> Vec<String> {
+        let mut out: Vec<String> = words
+            .into_iter()
+            .filter(|w| self.contains(w))
+            .map(str::to_lowercase)
+            .collect();
+        out.sort();
+        out.dedup();
+        out
     }
 
     /// Whether the ASCII tag whose [`crate::scoring::lesson::tag_hash`] is
@@ -544,21 +573,6 @@ impl Learned {
         SeenTags::new(self.tag_stats.keys().map(String::as_str))
     }
 
-    /// Those of `words` (an item's `Item::stack_words`) that name a
-    /// workspace seen, lower case, each once: of an item's own tags, all
-    /// that its evidence elsewhere ([`Learned::elsewhere`]) can read,
-    /// without lower-casing the rest of a lesson's text.
-    pub fn seen_among<'a>(&self, words: impl IntoIterator<Item = &'a str>) -> Vec<String> {
-        let mut out: Vec<String> = words
-            .into_iter()
-            .filter(|w| self.seen_tag(w))
-            .map(str::to_lowercase)
-            .collect();
-        out.sort();
-        out.dedup();
-        out
-    }
-
     /// Sessions seen with `tag`.
     pub fn clock(&self, tag: &str) -> u64 {
         self.tag_stats.get(tag).map_or(0, |s| s.1)
@@ -603,7 +617,7 @@ impl Learned {
     pub fn elsewhere(&self, own: &[String], tags: &[String]) -> Vec<String> {
         own.iter()
             .filter(|t| self.tag_stats.contains_key(*t) && !tags.contains(t))
-            .map(|t| format!("!{t}"))
+            .map(|t| format!("{ELSEWHERE}{t}"))
             .collect()
     }
 
@@ -626,12 +640,12 @@ impl Learned {
         }
     }
 
-    /// The [`crate::scoring::lesson::spread_of`] of every item something
-    /// was learned about (tag scores or automatic pins), for a query to
-    /// pass over the others without looking them up (a spread shared by
-    /// two ids only costs the look-up).
-    pub fn learned_spreads(&self) -> rustc_hash::FxHashSet<u64> {
-        spreads(self.tag_relevance.keys().chain(self.pins.keys()))
+    /// Whether something was learned about `item` (tag scores or automatic
+    /// pins): otherwise [`Learned::nothing_learned`] says all there is.
+    /// Without hashing when nothing was learned at all.
+    pub fn learned_about(&self, item: &str) -> bool {
+        (!self.tag_relevance.is_empty() && self.tag_relevance.contains_key(item))
+            || (!self.pins.is_empty() && self.pins.contains_key(item))
     }
 
     /// The [`crate::scoring::lesson::spread_of`] of every item with an
@@ -648,23 +662,35 @@ impl Learned {
     /// kept (it has none until its next verdict, [`Learned::seed_weak`]) is
     /// read from its evidence for every showing, which is the same.
     pub fn assess(&self, item: &str, own: &[String], tags: &[String], shown: Match) -> Assessment {
-        self.assess_in(item, own, tags, context_record(tags).as_deref(), shown)
+        let record = context_record(tags);
+        let context = self.context(tags, record.as_deref());
+        self.assess_in(item, || own.to_vec(), &context, shown)
     }
 
-    /// [`Learned::assess`] with the key of the context's own record
-    /// ([`context_record`] of `tags`) given, for a query that assesses
-    /// many items in one context to make it once.
+    /// The context of `tags` as [`Learned::assess_in`] reads it, with the
+    /// key of its own record ([`context_record`] of `tags`): made once for
+    /// a query that assesses many items in it.
+    pub fn context<'c>(&self, tags: &'c [String], record: Option<&'c str>) -> Context<'c> {
+        Context {
+            tags,
+            weights: tags.iter().map(|t| self.weight(t)).collect(),
+            record,
+        }
+    }
+
+    /// [`Learned::assess`] in a `context` made once for many items, its
+    /// `own` tags read only when it has evidence where they were absent.
     pub fn assess_in(
         &self,
         item: &str,
-        own: &[String],
-        tags: &[String],
-        record_key: Option<&str>,
+        own: impl FnOnce() -> Vec<String>,
+        context: &Context<'_>,
         shown: Match,
     ) -> Assessment {
+        let tags = context.tags;
         let scores = self.tag_scores(item);
         let Some(scores) = scores else {
-            return self.nothing_learned(own, tags);
+            return self.nothing_learned(&own(), tags);
         };
         let line = self.filter_line();
         let read = match shown {
@@ -679,13 +705,26 @@ impl Learned {
         // wider scope filters where it has earned it (Everywhere: judged
         // irrelevant in two contexts or more).
         let mut key = String::new();
-        let borrowed = !tags.is_empty()
-            && tags
-                .iter()
-                .any(|t| read.score_in(scores, t, &mut key).is_none());
+        let mut borrowed = false;
+        let here = evidence(tags.iter().zip(&context.weights).map(|(tag, &weight)| {
+            let score = read.score_in(scores, tag, &mut key).copied();
+            borrowed |= score.is_none();
+            TagEvidence { weight, score }
+        }));
+        let has_elsewhere = scores.keys().any(|k| {
+            k.strip_prefix(WEAK_MATCH)
+                .unwrap_or(k)
+                .starts_with(ELSEWHERE)
+        });
         let scores = Some(scores);
-        let here = self.evidence_as(item, tags, read);
-        let elsewhere_tags = self.elsewhere(own, tags);
+        // Without evidence where its own tags were absent, there is none
+        // elsewhere to read (a lesson's own tags may be the words of its
+        // text, which each query would read again).
+        let elsewhere_tags = if has_elsewhere {
+            self.elsewhere(&own(), tags)
+        } else {
+            Vec::new()
+        };
         let elsewhere = evidence_over(
             scores,
             elsewhere_tags.iter().map(String::as_str),
@@ -704,7 +743,8 @@ impl Learned {
         );
         // A context with the seed's three judged sessions of its own
         // decides on its own record, not on what the tags it shares hold.
-        let own_record = record_key
+        let own_record = context
+            .record
             .map(|key| evidence_over(scores, [key], read, |_| 1.0))
             .filter(|r| r.evals >= MIN_EVALS_FOR_FILTER);
         let deciding = match own_record {
@@ -1426,6 +1466,42 @@ mod tests {
         let other = tags(&["other", "linux"]);
         l.judge("L-10", &[], &other, Match::Strong, -1.0, 2.0);
         assert_eq!(l.contexts_judged("L-10", Match::Strong), 0);
+    }
+
+    #[test]
+    fn own_tags_are_read_only_for_a_lesson_with_evidence_where_they_were_absent() {
+        let mut l = Learned::default();
+        let proxy = tags(&["go", "proxy"]);
+        let billing = tags(&["billing", "python"]);
+        for t in [&proxy, &billing] {
+            l.observe_session(t);
+        }
+        let own = tags(&["go"]);
+        for _ in 0..3 {
+            l.judge("L-7", &own, &proxy, Match::Strong, -1.0, 1.0);
+        }
+        // Judged only where its own tag was: nothing elsewhere to read.
+        let context = l.context(&billing, None);
+        let read_own = std::cell::Cell::new(false);
+        let there = l.assess_in(
+            "L-7",
+            || {
+                read_own.set(true);
+                own.clone()
+            },
+            &context,
+            Match::Strong,
+        );
+        assert!(!read_own.get());
+        assert_eq!(there.elsewhere, Evidence::default());
+        assert!(there.elsewhere_tags.is_empty());
+        // Once judged where it was absent, they are read.
+        l.judge("L-7", &own, &billing, Match::Strong, -1.0, 1.0);
+        let there = l.assess("L-7", &own, &proxy, Match::Strong);
+        assert!(there.elsewhere_tags.is_empty(), "go is here");
+        let elsewhere = l.assess("L-7", &own, &tags(&["billing"]), Match::Strong);
+        assert_eq!(elsewhere.elsewhere_tags, tags(&["!go"]));
+        assert!(elsewhere.elsewhere.evals > 0.0);
     }
 
     #[test]

@@ -243,33 +243,66 @@ pub struct TagEvidence {
 /// when every tag weighs 0 (a context made only of tags found everywhere)
 /// they count alike. No tags: nothing.
 pub fn evidence(tags: impl IntoIterator<Item = TagEvidence>) -> Evidence {
-    let tags: Vec<TagEvidence> = tags.into_iter().collect();
-    if tags.is_empty() {
+    // One pass, summed both ways (each tag with its weight, and all alike)
+    // so that no list is kept: this runs several times for every lesson a
+    // prompt matches.
+    let (mut weighted, mut alike) = (Sums::default(), Sums::default());
+    let mut uniform = true;
+    for t in tags {
+        uniform &= t.weight <= 0.0;
+        weighted.add(t.weight, t.score);
+        alike.add(1.0, t.score);
+    }
+    let sums = if uniform { alike } else { weighted };
+    if sums.tags == 0 {
         return Evidence::default();
     }
-    let uniform = tags.iter().all(|t| t.weight <= 0.0);
-    let (mut sum_w, mut avg, mut level, mut evals, mut positive) = (0.0, 0.0, 0.0, 0.0, 0.0);
-    let (mut held, mut held_w, mut trial_w) = (0.0, 0.0, 0.0);
-    for t in &tags {
-        let w = if uniform { 1.0 } else { t.weight };
-        sum_w += w;
-        if let Some(s) = t.score {
-            avg += w * s.score;
-            level += w * s.level();
-            evals += w * f64::from(s.evals());
-            positive += w * f64::from(s.positive);
-            held += w * f64::from(s.held);
-            held_w += w;
-            trial_w += if s.trial { w } else { 0.0 };
+    sums.evidence()
+}
+
+/// What [`evidence`] adds up over a context's tags, each with a weight.
+#[derive(Default)]
+struct Sums {
+    tags: usize,
+    weight: f64,
+    avg: f64,
+    level: f64,
+    evals: f64,
+    positive: f64,
+    held: f64,
+    held_weight: f64,
+    trial_weight: f64,
+}
+
+impl Sums {
+    fn add(&mut self, w: f64, score: Option<TagScore>) {
+        self.tags += 1;
+        self.weight += w;
+        if let Some(s) = score {
+            self.avg += w * s.score;
+            self.level += w * s.level();
+            self.evals += w * f64::from(s.evals());
+            self.positive += w * f64::from(s.positive);
+            self.held += w * f64::from(s.held);
+            self.held_weight += w;
+            self.trial_weight += if s.trial { w } else { 0.0 };
         }
     }
-    Evidence {
-        avg: avg / sum_w,
-        level: level / sum_w,
-        evals: evals / sum_w,
-        positive: positive / sum_w,
-        held: if held_w > 0.0 { held / held_w } else { 0.0 },
-        trial: held_w > 0.0 && 2.0 * trial_w > held_w,
+
+    fn evidence(&self) -> Evidence {
+        let held_w = self.held_weight;
+        Evidence {
+            avg: self.avg / self.weight,
+            level: self.level / self.weight,
+            evals: self.evals / self.weight,
+            positive: self.positive / self.weight,
+            held: if held_w > 0.0 {
+                self.held / held_w
+            } else {
+                0.0
+            },
+            trial: held_w > 0.0 && 2.0 * self.trial_weight > held_w,
+        }
     }
 }
 

@@ -149,12 +149,13 @@ pub(in crate::engine) struct Context<'a> {
     /// another stack.
     session: u64,
     /// The workspace tags seen.
-    seen: SeenTags<'a>,
+    pub(in crate::engine) seen: SeenTags<'a>,
     /// The workspace's tags' [`lesson::tag_hash`]es.
     tag_hashes: Vec<u64>,
-    /// The spreads of the items something was learned about
-    /// ([`crate::learning::Learned::learned_spreads`]).
-    learned: rustc_hash::FxHashSet<u64>,
+    /// What was learned.
+    learned: &'a crate::learning::Learned,
+    /// The context as assessing each lesson reads it.
+    tags: crate::learning::state::Context<'a>,
     /// The spreads of the items the project's team judged
     /// ([`crate::learning::team::Team::spreads`]).
     team: Option<&'a rustc_hash::FxHashSet<u64>>,
@@ -174,16 +175,8 @@ impl<'a> Context<'a> {
         let assessment = if !self.knows_locally(live) {
             learned.nothing_learned(&[], &facts.tags)
         } else {
-            let own = learned
-                .tag_scores(id)
-                .map_or_else(Vec::new, |_| learned.seen_among(live.item.stack_words()));
-            learned.assess_in(
-                id,
-                &own,
-                &facts.tags,
-                facts.record_key.as_deref(),
-                Match::of_band(band),
-            )
+            let own = || self.seen.among(live.item.stack_words());
+            learned.assess_in(id, own, &self.tags, Match::of_band(band))
         };
         match facts.team.and_then(|team| Some((team, team.evidence(id)?))) {
             Some((team, evidence)) => assessment.with_team(evidence, team.teammate_weight),
@@ -191,9 +184,9 @@ impl<'a> Context<'a> {
         }
     }
 
-    /// Whether something may have been learned about `live` (its spread
-    /// is one of a learned item's, here or by the project's team):
-    /// otherwise nothing was.
+    /// Whether something may have been learned about `live`: here, or by
+    /// the project's team (its spread is one of their items'). Otherwise
+    /// nothing was.
     fn knows(&self, live: &Live) -> bool {
         self.knows_locally(live)
             || match live.features {
@@ -205,7 +198,7 @@ impl<'a> Context<'a> {
     /// [`Context::knows`], by this engineer's own verdicts.
     fn knows_locally(&self, live: &Live) -> bool {
         match live.features {
-            Features::Lesson { spread, .. } => self.learned.contains(&spread),
+            Features::Lesson { .. } => self.learned.learned_about(&live.item.id),
             _ => true,
         }
     }
@@ -233,7 +226,8 @@ impl<'a> Context<'a> {
             session: learned.sessions_with(&facts.tags),
             seen: learned.seen_tags(),
             tag_hashes: facts.tags.iter().map(|t| lesson::tag_hash(t)).collect(),
-            learned: learned.learned_spreads(),
+            learned,
+            tags: learned.context(&facts.tags, facts.record_key.as_deref()),
             team: facts.team.map(|t| &t.spreads),
         }
     }
