@@ -73,6 +73,12 @@ fn doctor_passes_when_memd_and_the_hooks_are_in_place() {
     assert!(shown.contains("ok   codex hooks feature"), "{shown}");
     assert!(shown.contains("?    codex hook trust"), "{shown}");
     assert!(shown.contains("ok   knowledge files: no errors"), "{shown}");
+    assert!(
+        shown.contains(
+            "ok   judge: 0 of the 100 pairs of verdicts (on one lesson in one repository) needed"
+        ),
+        "{shown}"
+    );
     // memd's MCP server, registered with both agents, started and spoken to.
     for file in [home.join(".claude.json"), home.join(".codex/config.toml")] {
         assert!(

@@ -1555,6 +1555,33 @@ fn a_judge_that_contradicts_itself_lowers_the_filter_line() {
     );
     let status = stdout(&daemon.memctl(&["status"]));
     assert!(status.contains("60 of 116 pairs of verdicts on one item in one context disagree, as from a judge wrong 50.0% of the time"), "{status}");
+    // `memctl doctor` calls such a judge a coin.
+    let home = sandbox.dir.path().join("home");
+    std::fs::create_dir_all(&home).unwrap();
+    let out = std::process::Command::new(common::memctl_path())
+        .args(["doctor", "--json", "--socket"])
+        .arg(&daemon.socket)
+        .env("HOME", &home)
+        .env("XDG_CONFIG_HOME", home.join(".config"))
+        .env("XDG_STATE_HOME", home.join(".local/state"))
+        .output()
+        .unwrap();
+    let doctor: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let check = doctor
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["check"] == "judge")
+        .cloned()
+        .unwrap_or_default();
+    assert_eq!(check["ok"], false, "{doctor}");
+    assert!(
+        check["detail"]
+            .as_str()
+            .unwrap_or_default()
+            .starts_with("60 of 116 pairs of verdicts on one lesson in one repository disagree, as often as coin flips would (a judge wrong 50% of the time)"),
+        "{check}"
+    );
 
     // The line is read again from the store after a restart.
     daemon.stop();

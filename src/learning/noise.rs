@@ -37,6 +37,14 @@ pub const MIN_PAIRS: u64 = 100;
 /// a relevant lesson's score below it about one time in fifty.
 pub const NOISE_Z: f64 = 2.0;
 
+/// A judge wrong this share of the time or more is close to a coin: its
+/// verdicts agree with the truth only `1 - 2e` = 0.1 more often than not,
+/// the filter line falls below -0.7 and learning filters almost nothing
+/// (`memctl doctor` says so). The error read from disagreement cannot
+/// tell a judge wrong `e` of the time from one wrong `1 - e`: 0.5 is as
+/// far as it goes.
+pub const NEAR_COIN_ERROR: f64 = 0.45;
+
 /// Pairs of verdicts on one item in one context, and how many of them
 /// disagree, summed over the records counted ([`Agreement::of_record`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

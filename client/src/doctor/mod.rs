@@ -4,7 +4,8 @@
 //! one agent has (Codex's hooks feature and trust: each agent's file in
 //! `crate::harness`); the hooks have been heard from; memd's MCP server,
 //! where an agent has it registered, answers with its tools and reaches
-//! memd ([`mcp`]); the knowledge roots exist and parse; the service unit.
+//! memd ([`mcp`]); the knowledge roots exist and parse; the judge's
+//! verdicts say more than coin flips would; the service unit.
 //! Some things memd cannot know (whether Codex trusts its hooks: Codex
 //! computes that): those say so rather than pass or fail.
 
@@ -212,6 +213,7 @@ pub fn run(socket: &Path, home: &Path, cwd: &Path) -> Vec<Check> {
     checks.extend(mcp::checks(home, cwd));
     if let Some(status) = &status {
         checks.extend(knowledge_checks(status));
+        checks.push(judge_check(status));
     }
     checks.push(service_check());
     checks
@@ -365,6 +367,44 @@ fn activity_check(status: Option<&StatusReport>) -> Check {
                     .collect::<Vec<_>>()
                     .join(" or ")
             ),
+        ),
+    }
+}
+
+/// Whether the judge's verdicts say more than coin flips would: how often
+/// two verdicts on one lesson in one repository disagree
+/// ([`memd::learning::noise`]).
+fn judge_check(status: &StatusReport) -> Check {
+    use memd::learning::noise::{MIN_PAIRS, NEAR_COIN_ERROR};
+    let j = &status.judge;
+    match j.error {
+        None => Check::pass(
+            "judge",
+            format!(
+                "{} of the {MIN_PAIRS} pairs of verdicts (on one lesson in one repository) needed to read how often the judge errs",
+                j.pairs.min(MIN_PAIRS)
+            ),
+        ),
+        Some(e) if e < NEAR_COIN_ERROR => Check::pass(
+            "judge",
+            format!(
+                "{} of {} pairs of verdicts disagree, as from a judge wrong {:.0}% of the time; filter line {:.2}",
+                j.disagreeing,
+                j.pairs,
+                100.0 * e,
+                j.filter_line
+            ),
+        ),
+        Some(e) => Check::fail(
+            "judge",
+            format!(
+                "{} of {} pairs of verdicts on one lesson in one repository disagree, as often as coin flips would (a judge wrong {:.0}% of the time): learning filters almost nothing (filter line {:.2})",
+                j.disagreeing,
+                j.pairs,
+                100.0 * e,
+                j.filter_line
+            ),
+            "check what judges: `[evaluator] command` in memd.toml (or the built-in judge), and the `memctl feedback` your agents send; `memctl log ID` lists a lesson's verdicts",
         ),
     }
 }
