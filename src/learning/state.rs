@@ -640,6 +640,12 @@ impl Learned {
         }
     }
 
+    /// Whether nothing was learned about any item (no tag scores, no
+    /// automatic pins).
+    pub fn nothing_at_all(&self) -> bool {
+        self.tag_relevance.is_empty() && self.pins.is_empty()
+    }
+
     /// Whether something was learned about `item` (tag scores or automatic
     /// pins): otherwise [`Learned::nothing_learned`] says all there is.
     /// Without hashing when nothing was learned at all.

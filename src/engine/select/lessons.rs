@@ -152,8 +152,8 @@ pub(in crate::engine) struct Context<'a> {
     pub(in crate::engine) seen: SeenTags<'a>,
     /// The workspace's tags' [`lesson::tag_hash`]es.
     tag_hashes: Vec<u64>,
-    /// What was learned.
-    learned: &'a crate::learning::Learned,
+    /// What was learned, when anything was (no item to look up otherwise).
+    learned: Option<&'a crate::learning::Learned>,
     /// The context as assessing each lesson reads it.
     tags: crate::learning::state::Context<'a>,
     /// The spreads of the items the project's team judged
@@ -198,7 +198,9 @@ impl<'a> Context<'a> {
     /// [`Context::knows`], by this engineer's own verdicts.
     fn knows_locally(&self, live: &Live) -> bool {
         match live.features {
-            Features::Lesson { .. } => self.learned.learned_about(&live.item.id),
+            Features::Lesson { .. } => self
+                .learned
+                .is_some_and(|learned| learned.learned_about(&live.item.id)),
             _ => true,
         }
     }
@@ -226,7 +228,7 @@ impl<'a> Context<'a> {
             session: learned.sessions_with(&facts.tags),
             seen: learned.seen_tags(),
             tag_hashes: facts.tags.iter().map(|t| lesson::tag_hash(t)).collect(),
-            learned,
+            learned: (!learned.nothing_at_all()).then_some(learned),
             tags: learned.context(&facts.tags, facts.record_key.as_deref()),
             team: facts.team.map(|t| &t.spreads),
         }
@@ -255,7 +257,8 @@ pub(in crate::engine) fn judge(
     let learned = facts.learned;
     let id = &live.item.id;
     let on_prompt = facts.on_prompt;
-    let pinned = manual || (context.knows(live) && learned.is_pinned(id, &facts.tags));
+    let knows = context.knows(live);
+    let pinned = manual || (knows && learned.is_pinned(id, &facts.tags));
     let gate = if gated {
         match &live.item.body {
             Body::Lesson(l) => lesson::check_structural(&l.prerequisites, &context.gate),
@@ -288,7 +291,7 @@ pub(in crate::engine) fn judge(
         return Some(judged);
     }
     // Nothing learned about it: no evidence either way.
-    let (verdict, level) = if context.knows(live) {
+    let (verdict, level) = if knows {
         let assessment = judged
             .assessment
             .insert(Box::new(context.assess(facts, live, band)));
