@@ -506,6 +506,13 @@ pub struct JudgeNoise {
     pub error: Option<f64>,
     /// The line seed 001's rule filters below (its own -0.1, or lower).
     pub filter_line: f64,
+    /// The pairs needed before the error is read.
+    #[serde(default)]
+    pub pairs_needed: u64,
+    /// The error read is close to a coin's: learning filters almost
+    /// nothing (`memctl doctor` fails the judge).
+    #[serde(default)]
+    pub near_coin: bool,
 }
 
 /// A project that shares its verdicts (`.memd/team.toml`).

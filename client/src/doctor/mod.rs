@@ -375,17 +375,17 @@ fn activity_check(status: Option<&StatusReport>) -> Check {
 /// two verdicts on one lesson in one repository disagree
 /// ([`memd::learning::noise`]).
 fn judge_check(status: &StatusReport) -> Check {
-    use memd::learning::noise::{MIN_PAIRS, NEAR_COIN_ERROR};
     let j = &status.judge;
     match j.error {
         None => Check::pass(
             "judge",
             format!(
-                "{} of the {MIN_PAIRS} pairs of verdicts (on one lesson in one repository) needed to read how often the judge errs",
-                j.pairs.min(MIN_PAIRS)
+                "{} of the {} pairs of verdicts (on one lesson in one repository) needed to read how often the judge errs",
+                j.pairs.min(j.pairs_needed),
+                j.pairs_needed
             ),
         ),
-        Some(e) if e < NEAR_COIN_ERROR => Check::pass(
+        Some(e) if !j.near_coin => Check::pass(
             "judge",
             format!(
                 "{} of {} pairs of verdicts disagree, as from a judge wrong {:.0}% of the time; filter line {:.2}",
