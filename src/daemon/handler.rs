@@ -441,9 +441,7 @@ impl Handler {
                     error: agreement.judge_error(),
                     filter_line: agreement.filter_line(),
                     pairs_needed: crate::learning::noise::MIN_PAIRS,
-                    near_coin: agreement
-                        .judge_error()
-                        .is_some_and(|e| e >= crate::learning::noise::NEAR_COIN_ERROR),
+                    near_coin: agreement.near_coin(),
                 }
             },
         }

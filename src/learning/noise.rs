@@ -95,6 +95,12 @@ impl Agreement {
             .map(|d| (1.0 - (1.0 - 2.0 * d).max(0.0).sqrt()) / 2.0)
     }
 
+    /// Whether the judge's error read is [`NEAR_COIN_ERROR`] or more:
+    /// learning filters almost nothing on its word.
+    pub fn near_coin(&self) -> bool {
+        self.judge_error().is_some_and(|e| e >= NEAR_COIN_ERROR)
+    }
+
     /// The line below which seed 001's rule filters: the seed's -0.1, or
     /// lower where the judge's noise would put a relevant lesson's score
     /// below it more often than [`NOISE_Z`] standard deviations allow.
@@ -198,5 +204,10 @@ mod tests {
         // A judge no better than a coin: nothing is filtered on its word
         // short of the clamp.
         assert!(seen(1000, 0.5).filter_line() < -0.8);
+        // Near a coin from a 45% judge on (pairs disagreeing 0.495).
+        assert!(seen(1000, 0.5).near_coin());
+        assert!(seen(1000, 0.497).near_coin());
+        assert!(!seen(1000, 0.455).near_coin());
+        assert!(!seen(MIN_PAIRS - 1, 0.5).near_coin());
     }
 }
