@@ -6,6 +6,7 @@
 //! as the crate's `WordPiece::tokenize` does; a test checks that both give
 //! the same ids.
 
+use tokenizers::normalizers::BertNormalizer;
 use tokenizers::{
     ModelWrapper, NormalizedString, Normalizer, NormalizerWrapper, OffsetReferential, OffsetType,
     PreTokenizedString, PreTokenizer, PreTokenizerWrapper, Tokenizer,
@@ -88,6 +89,15 @@ impl WordPieceTokenizer {
         if text.is_empty() {
             return Ok(());
         }
+        if let (
+            true,
+            Some(NormalizerWrapper::BertNormalizer(bert)),
+            Some(PreTokenizerWrapper::BertPreTokenizer(_)),
+        ) = (text.is_ascii(), &self.normalizer, &self.pre_tokenizer)
+        {
+            self.encode_ascii_bert(text, bert, ids);
+            return Ok(());
+        }
         let mut normalized = NormalizedString::from(text);
         if let Some(n) = &self.normalizer {
             n.normalize(&mut normalized).map_err(|e| e.to_string())?;
@@ -100,6 +110,42 @@ impl WordPieceTokenizer {
             self.word(word, ids);
         }
         Ok(())
+    }
+
+    /// [`WordPieceTokenizer::encode_plain`] for ASCII text under BERT's
+    /// normaliser and pre-tokeniser, in one pass with no offsets kept
+    /// (the crate's way keeps an alignment for every character, most of
+    /// the cost of embedding a prompt). On ASCII the normaliser drops the
+    /// control characters but tab, newline and carriage return, which
+    /// become spaces (`clean_text`), and lower-cases (`lowercase`); the
+    /// Chinese characters and accents it handles are not ASCII. The
+    /// pre-tokeniser splits on whitespace and sets each punctuation mark
+    /// apart.
+    fn encode_ascii_bert(&self, text: &str, bert: &BertNormalizer, ids: &mut Vec<u32>) {
+        let mut word = String::new();
+        for byte in text.bytes() {
+            let mut c = char::from(byte);
+            if bert.clean_text {
+                match byte {
+                    b'\t' | b'\n' | b'\r' => c = ' ',
+                    _ if byte.is_ascii_control() => continue,
+                    _ => {}
+                }
+            }
+            if bert.lowercase {
+                c = c.to_ascii_lowercase();
+            }
+            if c.is_whitespace() || c.is_ascii_punctuation() {
+                self.word(&word, ids);
+                word.clear();
+                if c.is_ascii_punctuation() {
+                    self.word(c.encode_utf8(&mut [0; 4]), ids);
+                }
+            } else {
+                word.push(c);
+            }
+        }
+        self.word(&word, ids);
     }
 
     /// One word's pieces, longest match first; the unknown token for a word
@@ -239,6 +285,9 @@ mod tests {
             "[UNK] literal [PAD][UNK]x[UNK]",
             "supercalifragilisticexpialidocious antidisestablishmentarianism",
             "x_y-z.w/v::u->t=>s 1.5e-3 0x1F 127.0.0.1:8080",
+            "Controls\u{0}nul\u{b}vt\u{c}ff\u{1c}fs\u{1f}us\u{7f}del\t\tTabs  Spaces",
+            "ALL-CAPS_snake_case camelCase (parens) [brackets] {braces} \"quotes\" 'single' `tick`",
+            "!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~ end",
         ]
         .iter()
         .map(|s| s.to_string())
