@@ -1,10 +1,11 @@
 //! A WordPiece tokenizer (BERT's, and so most model2vec models') kept
-//! compact: the `tokenizers` crate's normalizer and pre-tokenizer, and the
-//! vocabulary in three flat arrays (about 0.8 MB for 30k tokens) instead of
-//! the crate's two hash maps of strings (about 7 MB, a third of the
-//! daemon's memory for the tier at 100k items). Greedy longest match first,
-//! as the crate's `WordPiece::tokenize` does; a test checks that both give
-//! the same ids.
+//! compact: the `tokenizers` crate's normalizer and pre-tokenizer (for
+//! ASCII text under BERT's, the same steps in one pass of our own, as a
+//! prompt is embedded on every query), and the vocabulary in three flat
+//! arrays (about 0.8 MB for 30k tokens) instead of the crate's two hash
+//! maps of strings (about 7 MB, a third of the daemon's memory for the
+//! tier at 100k items). Greedy longest match first, as the crate's
+//! `WordPiece::tokenize` does; a test checks that both give the same ids.
 
 use tokenizers::normalizers::BertNormalizer;
 use tokenizers::{
