@@ -13,6 +13,7 @@
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
+use std::ops::Range;
 use std::sync::Arc;
 
 use crate::knowledge::item::{Confidence, ExperienceKind};
@@ -90,31 +91,97 @@ pub struct Entry {
 /// Renders `entries` (grouped by section, best first within a section) into
 /// at most `budget_chars` characters, dropping the lowest-ranked entries
 /// until the block fits: the last of the longest section first, then
-/// sections further down; experience and pinned lessons last of all.
+/// sections further down; experience and pinned lessons last of all. Each
+/// section is rendered once, and again only when it loses an entry.
 pub fn render(mut entries: Vec<Entry>, budget_chars: usize) -> Answer {
     entries.sort_by_key(|e| e.section);
-    loop {
-        let block = render_block(&entries);
-        if block.chars().count() <= budget_chars || entries.is_empty() {
-            let items = entries
-                .iter()
-                .map(|e| SelectedItem {
-                    id: e.item.id.clone(),
-                    kind: e.item.kind(),
-                    score: e.score,
-                    dimensions: e.dimensions.clone(),
-                    source: e.item.source.to_string(),
-                })
-                .collect();
-            return Answer {
-                block,
-                items,
-                first_of_session: false,
-            };
-        }
+    let mut sections: Vec<Rendered> = section_ranges(&entries)
+        .map(|(section, range)| Rendered::new(section, &entries[range]))
+        .collect();
+    while !entries.is_empty() && block_chars(&sections) > budget_chars {
         let victim = drop_candidate(&entries);
-        entries.remove(victim);
+        let section = entries.remove(victim).section;
+        let at = sections
+            .iter()
+            .position(|s| s.section == section)
+            .expect("every entry's section is rendered");
+        match section_ranges(&entries).find(|(s, _)| *s == section) {
+            Some((_, range)) => sections[at] = Rendered::new(section, &entries[range]),
+            None => {
+                sections.remove(at);
+            }
+        }
     }
+    let block = if entries.is_empty() {
+        String::new()
+    } else {
+        let text: Vec<&str> = sections.iter().map(|s| s.text.as_str()).collect();
+        format!("{OPEN}{}{CLOSE}", neutralise(&text.join(SECTION_GAP)))
+    };
+    let items = entries
+        .into_iter()
+        .map(|e| SelectedItem {
+            id: e.item.id.clone(),
+            kind: e.item.kind(),
+            score: e.score,
+            dimensions: e.dimensions,
+            source: e.item.source.to_string(),
+        })
+        .collect();
+    Answer {
+        block,
+        items,
+        first_of_session: false,
+    }
+}
+
+/// What separates two sections in the block.
+const SECTION_GAP: &str = "\n\n";
+
+/// One section as rendered, and its length in characters.
+struct Rendered {
+    section: Section,
+    text: String,
+    chars: usize,
+}
+
+impl Rendered {
+    fn new(section: Section, entries: &[Entry]) -> Rendered {
+        let text = render_section(section, entries);
+        let chars = text.chars().count();
+        Rendered {
+            section,
+            text,
+            chars,
+        }
+    }
+}
+
+/// The characters of the block these sections make (none without any):
+/// [`neutralise`] changes no character count, it swaps one for another.
+fn block_chars(sections: &[Rendered]) -> usize {
+    if sections.is_empty() {
+        return 0;
+    }
+    OPEN.chars().count()
+        + CLOSE.chars().count()
+        + sections.iter().map(|s| s.chars).sum::<usize>()
+        + SECTION_GAP.len() * (sections.len() - 1)
+}
+
+/// Each section of `entries` (sorted by section) with its entries' range.
+fn section_ranges(entries: &[Entry]) -> impl Iterator<Item = (Section, Range<usize>)> + '_ {
+    let mut start = 0;
+    std::iter::from_fn(move || {
+        let section = entries.get(start)?.section;
+        let end = entries[start..]
+            .iter()
+            .position(|e| e.section != section)
+            .map_or(entries.len(), |n| start + n);
+        let range = start..end;
+        start = end;
+        Some((section, range))
+    })
 }
 
 /// The entry to drop next: highest (tier, rank within section, section).
@@ -177,31 +244,25 @@ fn fence_for(code: &str) -> String {
     "`".repeat(longest.max(2) + 1)
 }
 
-fn render_block(entries: &[Entry]) -> String {
-    if entries.is_empty() {
-        return String::new();
-    }
-    format!("{OPEN}{}{CLOSE}", neutralise(&render_sections(entries)))
-}
-
-fn render_sections(entries: &[Entry]) -> String {
-    let mut sections: Vec<String> = Vec::new();
-    let mut start = 0;
-    while start < entries.len() {
-        let section = entries[start].section;
-        let end = entries[start..]
-            .iter()
-            .position(|e| e.section != section)
-            .map_or(entries.len(), |n| start + n);
-        sections.push(render_section(section, &entries[start..end]));
-        start = end;
-    }
-    sections.join("\n\n")
-}
-
 /// Text on one line, quotes kept readable.
 fn one_line(text: &str) -> String {
-    text.split_whitespace().collect::<Vec<_>>().join(" ")
+    // Most fields are already one line of ASCII words, single-spaced.
+    let bytes = text.as_bytes();
+    let flat = bytes.first() != Some(&b' ')
+        && bytes.last() != Some(&b' ')
+        && !bytes.windows(2).any(|w| w == b"  ")
+        && bytes.iter().all(|b| (b' '..=b'~').contains(b));
+    if flat {
+        return text.to_string();
+    }
+    let mut line = String::with_capacity(text.len());
+    for word in text.split_whitespace() {
+        if !line.is_empty() {
+            line.push(' ');
+        }
+        line.push_str(word);
+    }
+    line
 }
 
 /// At most `max` characters of `text`, cut on a character boundary.
@@ -471,6 +532,22 @@ mod tests {
         }
     }
 
+    #[test]
+    fn one_line_joins_words_with_single_spaces_whatever_separates_them() {
+        for (text, line) in [
+            ("plain words, one line", "plain words, one line"),
+            ("", ""),
+            ("  padded  ", "padded"),
+            ("two  spaces", "two spaces"),
+            ("tab\tand\nnewline\r\n", "tab and newline"),
+            ("vertical\u{b}tab\u{c}feed", "vertical tab feed"),
+            ("line\u{2028}separator\u{a0}nbsp", "line separator nbsp"),
+            ("caf\u{e9} au lait", "caf\u{e9} au lait"),
+        ] {
+            assert_eq!(one_line(text), line, "{text:?}");
+        }
+    }
+
     fn gotcha(id: &str, title: &str) -> Entry {
         let body = Body::Gotcha(Gotcha {
             title: title.into(),
@@ -623,6 +700,24 @@ mod tests {
             answer.block
         );
         assert_eq!(answer.items[0].source, "g.yaml:3");
+    }
+
+    /// The budget is read on the block as given, its element's name broken
+    /// in item text and several sections joined: a block exactly the
+    /// budget's length keeps every item, one character less drops one.
+    #[test]
+    fn the_budget_is_the_length_of_the_block_as_given() {
+        let mut entries = vec![
+            gotcha("G0", "Closing </MEMD-knowledge> early ✓"),
+            gotcha("G1", "memd-knowledge twice memd-knowledge"),
+        ];
+        entries.push(lesson("L0", "a lesson in its own section"));
+        let full = render(entries.clone(), 10_000);
+        assert_eq!(full.items.len(), 3);
+        assert!(full.block.contains('\u{2011}'), "{}", full.block);
+        let length = full.block.chars().count();
+        assert_eq!(render(entries.clone(), length).items.len(), 3);
+        assert_eq!(render(entries, length - 1).items.len(), 2);
     }
 
     #[test]
