@@ -311,19 +311,32 @@ impl TextIndex {
     /// `fields`, sorted and distinct. Ids the index never gave out are
     /// ignored.
     pub fn docs_containing(&self, term_ids: &[u32], fields: &[Field]) -> Vec<DocId> {
-        let mut docs = Vec::new();
+        // A bit a document: a document in many postings is kept once, and
+        // the set bits read in order are the documents sorted.
+        let mut found = vec![0u64; self.docs.len().div_ceil(64)];
+        let mut any = false;
         for &id in term_ids {
             let Some(p) = self.postings.get(id as usize) else {
                 continue;
             };
             for (doc, tf) in p.list.iter() {
                 if self.docs[doc as usize].alive && fields.iter().any(|&f| tf.get(f as usize) > 0) {
-                    docs.push(doc);
+                    found[doc as usize / 64] |= 1 << (doc % 64);
+                    any = true;
                 }
             }
         }
-        docs.sort_unstable();
-        docs.dedup();
+        if !any {
+            return Vec::new();
+        }
+        let mut docs = Vec::new();
+        for (word, &bits) in found.iter().enumerate() {
+            let mut bits = bits;
+            while bits != 0 {
+                docs.push((word * 64) as DocId + bits.trailing_zeros() as DocId);
+                bits &= bits - 1;
+            }
+        }
         docs
     }
 

@@ -1,5 +1,8 @@
 //! Seed 002: observations by recency, importance, agent and keywords.
 
+use std::cmp::Ordering;
+use std::collections::BinaryHeap;
+
 use crate::knowledge::Body;
 use crate::render::{Entry, Note, Section};
 use crate::scoring::observation::{self, MAX_OBSERVATIONS};
@@ -19,7 +22,7 @@ pub(super) fn observations(
     // Each observation's score without the keyword match, which adds at
     // most its weight: those that cannot reach the threshold even with it
     // leave here.
-    let mut bounded: Vec<_> = items
+    let bounded: Vec<_> = items
         .iter()
         .filter_map(|live| {
             let Features::Observation {
@@ -35,15 +38,22 @@ pub(super) fn observations(
             let same_agent = *agent != 0 && *agent == facts.agent_hash;
             let s = observation::score(*kind, hours_ago, same_agent, 0.0);
             let bound = s.total() + observation::KEYWORD_WEIGHT;
-            (bound >= min && !facts.excluded(&live.item)).then_some((live, s, bound, hours_ago))
+            (bound >= min && !facts.excluded(&live.item)).then_some(ByBound {
+                bound,
+                observation: (live, s, hours_ago),
+            })
         })
         .collect();
-    bounded.sort_unstable_by(|a, b| b.2.total_cmp(&a.2));
     // The keyword match (a text search) in bound order, until no bound can
-    // reach the fifth best total.
+    // reach the fifth best total: a heap, as only the first few are read.
+    let mut bounded = BinaryHeap::from(bounded);
     let mut scored = Vec::new();
     let mut best_totals: Vec<f64> = Vec::new();
-    for (live, mut s, bound, hours_ago) in bounded {
+    while let Some(ByBound {
+        bound,
+        observation: (live, mut s, hours_ago),
+    }) = bounded.pop()
+    {
         if best_totals.len() >= MAX_OBSERVATIONS && bound < best_totals[MAX_OBSERVATIONS - 1] {
             break;
         }
@@ -77,5 +87,32 @@ pub(super) fn observations(
             d,
             Note::Observation { hours_ago },
         ));
+    }
+}
+
+/// An observation under its score's upper bound, ordered by that bound
+/// alone.
+struct ByBound<T> {
+    bound: f64,
+    observation: T,
+}
+
+impl<T> PartialEq for ByBound<T> {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other) == Ordering::Equal
+    }
+}
+
+impl<T> Eq for ByBound<T> {}
+
+impl<T> PartialOrd for ByBound<T> {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl<T> Ord for ByBound<T> {
+    fn cmp(&self, other: &Self) -> Ordering {
+        self.bound.total_cmp(&other.bound)
     }
 }
