@@ -328,28 +328,54 @@ pub(super) fn select_with(
             },
         );
     }
-    // Then the other kinds: nothing to pass over when the knowledge holds
-    // only lessons (and learnings, which seed 003 finds by their words).
-    let others = Kind::ALL
-        .iter()
-        .any(|&k| !matches!(k, Kind::Lesson | Kind::Learning) && engine.has(k));
-    if others || !lessons_matched {
-        for live in engine.live_items() {
-            if live.scope != GLOBAL && !engine.visible(live, scope) {
-                continue;
+    // On a prompt, patterns and anti-patterns are shown only with task
+    // points, which only an item the task matched can have (the
+    // decision's candidates are matches too): they come from the matches
+    // as well, in the same order. (On a task without a prompt, the pass
+    // below costs less than ordering the matches.)
+    let rubric_matched = facts.query.task_match;
+    let wanted = |k: Kind| facts.wants(k) && engine.has(k);
+    if rubric_matched && (wanted(Kind::Pattern) || wanted(Kind::AntiPattern)) {
+        let matched = engine.matched_in_order(
+            sims,
+            |_| true,
+            |live| {
+                matches!(live.kind, Kind::Pattern | Kind::AntiPattern)
+                    && (live.scope == GLOBAL || engine.visible(live, scope))
+            },
+        );
+        for live in matched {
+            match live.kind {
+                Kind::Pattern => by_kind.patterns.push(live),
+                _ => by_kind.anti_patterns.push(live),
             }
+        }
+    }
+    // Then the other kinds: nothing to pass over when the knowledge holds
+    // only lessons (and learnings, which seed 003 finds by their words),
+    // or only what came from the matches.
+    let from_matches = |k: Kind| match k {
+        Kind::Lesson => lessons_matched,
+        Kind::Pattern | Kind::AntiPattern => rubric_matched,
+        Kind::Learning => true,
+        _ => false,
+    };
+    if Kind::ALL.iter().any(|&k| !from_matches(k) && engine.has(k)) {
+        for live in engine.live_items() {
             let list = match live.kind {
-                Kind::Pattern => &mut by_kind.patterns,
-                Kind::AntiPattern => &mut by_kind.anti_patterns,
+                Kind::Pattern if !rubric_matched => &mut by_kind.patterns,
+                Kind::AntiPattern if !rubric_matched => &mut by_kind.anti_patterns,
+                Kind::Lesson if !lessons_matched => &mut by_kind.lessons,
                 Kind::Gotcha => &mut by_kind.gotchas,
                 Kind::Experience => &mut by_kind.experience,
-                Kind::Lesson if lessons_matched => continue,
-                Kind::Lesson => &mut by_kind.lessons,
-                Kind::Learning => continue,
                 Kind::Observation => &mut by_kind.observations,
                 Kind::Exemplar => &mut by_kind.exemplars,
                 Kind::Seed => &mut by_kind.seeds,
+                Kind::Pattern | Kind::AntiPattern | Kind::Lesson | Kind::Learning => continue,
             };
+            if live.scope != GLOBAL && !engine.visible(live, scope) {
+                continue;
+            }
             list.push(live);
         }
     }
