@@ -15,7 +15,10 @@
 //! - [`noise`]: how often the judge contradicts itself (pairs of verdicts
 //!   on one item in one context that disagree), and the filter line that
 //!   implies: the seed's -0.1 for a judge wrong up to about one time in
-//!   five, lower for a noisier one.
+//!   five, lower for a noisier one; and the odds a lesson is relevant in a
+//!   context before and after its verdicts there, which let its own record
+//!   filter it before the seed's three sessions
+//!   ([`tag_relevance::MIN_EVALS_EARLY`]).
 //! - [`transaction`]: the one way a change to that state is committed: made
 //!   on the live state, which keeps what it touched as it was, written to
 //!   the store in one transaction, and put back if the write fails.

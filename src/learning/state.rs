@@ -15,7 +15,7 @@ use super::noise::{Agreement, Noise};
 use crate::learning::tag_relevance::{
     auto_pin_by_matches, auto_pin_by_relevance, auto_unpin, evidence, tag_weight, verdict_at,
     verdict_scoped, Evidence, Scope, TagEvidence, TagScore, TagVerdict, CONTEXT_RECORD,
-    MIN_CONTEXTS_FOR_EVERYWHERE, MIN_EVALS_FOR_FILTER,
+    MIN_CONTEXTS_FOR_EVERYWHERE, MIN_EVALS_EARLY, MIN_EVALS_FOR_FILTER,
 };
 use crate::scoring::learning::update_effectiveness;
 
@@ -341,7 +341,8 @@ pub struct Assessment {
     /// verdicts ([`Assessment::with_team`]).
     pub team: Option<std::sync::Arc<super::team::TeamEvidence>>,
     /// Its own record in this context ([`CONTEXT_RECORD`]), once it has
-    /// [`MIN_EVALS_FOR_FILTER`] judged sessions: what decides here in
+    /// [`MIN_EVALS_FOR_FILTER`] judged sessions, or [`MIN_EVALS_EARLY`]
+    /// that speak against it ([`Evidence::early`]): what decides here in
     /// place of the average over the context's tags ([`Scope::Context`]).
     pub record: Option<Evidence>,
 }
@@ -748,11 +749,21 @@ impl Learned {
             }),
         );
         // A context with the seed's three judged sessions of its own
-        // decides on its own record, not on what the tags it shares hold.
+        // decides on its own record, not on what the tags it shares hold;
+        // one with fewer, where its verdicts speak against the item clearly
+        // enough ([`MIN_EVALS_EARLY`]).
         let own_record = context
             .record
             .map(|key| evidence_over(scores, [key], read, |_| 1.0))
-            .filter(|r| r.evals >= MIN_EVALS_FOR_FILTER);
+            .and_then(|r| {
+                if r.evals >= MIN_EVALS_FOR_FILTER {
+                    return Some(r);
+                }
+                self.early(r, record()).map(|odds| Evidence {
+                    early: Some(odds),
+                    ..r
+                })
+            });
         let deciding = match own_record {
             Some(own_record) => own_record,
             None if borrowed => Evidence { evals: 0.0, ..here },
@@ -799,6 +810,25 @@ impl Learned {
 
     /// Whether `item` was judged irrelevant on balance in at least `n`
     /// contexts ([`Learned::contexts_against`]), counting no further.
+    /// The odds that filter an item on its own record in a context (`r`)
+    /// before the seed's three judged sessions there ([`MIN_EVALS_EARLY`]),
+    /// read with its record in every context (`all`); `None` where they do
+    /// not.
+    fn early(&self, r: Evidence, all: Evidence) -> Option<super::noise::Odds> {
+        if r.evals < MIN_EVALS_EARLY {
+            return None;
+        }
+        let here = (r.positive, r.evals - r.positive);
+        let elsewhere = (
+            (all.positive - here.0).max(0.0),
+            (all.evals - all.positive - here.1).max(0.0),
+        );
+        self.noise
+            .agreement()
+            .odds(here, elsewhere)
+            .filter(super::noise::Odds::against)
+    }
+
     fn against_in_at_least(&self, item: &str, read: Match, n: usize) -> bool {
         n == 0
             || self
@@ -1415,6 +1445,71 @@ mod tests {
         let there = l.assess("L-11", &[], &fresh, Match::Strong);
         assert_eq!(there.everywhere, None);
         assert_eq!(there.verdict, TagVerdict::Boost(0.0));
+    }
+
+    #[test]
+    fn two_irrelevant_verdicts_filter_on_the_own_record_once_the_judge_is_read() {
+        let mut l = Learned::default();
+        let here = tags(&["python", "django", "search"]);
+        let other = tags(&["go", "gin", "cli"]);
+        for t in [&here, &other] {
+            l.observe_session(t);
+        }
+        let verdicts = |l: &mut Learned, item: &str, t: &[String], raws: &[f64]| {
+            for &raw in raws {
+                l.shown(item, t);
+                l.judge(item, &[], t, Match::Strong, raw, 1.0);
+            }
+            l.recount_agreement();
+        };
+        verdicts(&mut l, "L-1", &here, &[-1.0, -1.0]);
+        // Before the judge's error is read, the seed's three sessions.
+        assert_eq!(l.agreement().judge_error(), None);
+        let before = l.assess("L-1", &[], &here, Match::Strong);
+        assert_eq!(before.verdict, TagVerdict::Boost(before.here.level / 300.0));
+        assert_eq!(before.record, None);
+        // Thirty other items judged four times each: ten relevant, ten
+        // irrelevant, ten one time in four the other way (360 pairs, 60
+        // of them disagreeing: a judge wrong about one time in eleven,
+        // 0.6 of items relevant).
+        for i in 0..30 {
+            let raws: &[f64] = match i % 3 {
+                0 => &[1.0; 4],
+                1 => &[-1.0; 4],
+                _ => &[1.0, 1.0, 1.0, -1.0],
+            };
+            verdicts(&mut l, &format!("F-{i}"), &other, raws);
+        }
+        let e = l.agreement().judge_error().unwrap();
+        assert!((e - 0.0917).abs() < 0.001, "{e}");
+        assert_eq!(l.filter_line(), -0.1);
+        // Two irrelevant verdicts here: filtered on its own record.
+        let now = l.assess("L-1", &[], &here, Match::Strong);
+        assert_eq!(now.verdict, TagVerdict::Filtered);
+        assert_eq!(now.decided, Scope::Context);
+        let odds = now.record.unwrap().early.unwrap();
+        assert!(
+            (odds.prior - 0.6).abs() < 0.01 && odds.now < 0.02,
+            "{odds:?}"
+        );
+        // One verdict, or one of each: kept.
+        verdicts(&mut l, "L-2", &here, &[-1.0]);
+        verdicts(&mut l, "L-3", &here, &[-1.0, 1.0]);
+        for item in ["L-2", "L-3"] {
+            let kept = l.assess(item, &[], &here, Match::Strong);
+            assert!(matches!(kept.verdict, TagVerdict::Boost(_)), "{item}");
+            assert_eq!(kept.record, None, "{item}");
+        }
+        // Held back from six prompts (three for each judged session), it
+        // is on probation, to be judged anew.
+        for _ in 0..5 {
+            l.hold_back("L-1", &[], &here);
+        }
+        let held = l.assess("L-1", &[], &here, Match::Strong);
+        assert_eq!(held.verdict, TagVerdict::Filtered);
+        l.hold_back("L-1", &[], &here);
+        let later = l.assess("L-1", &[], &here, Match::Strong);
+        assert!(matches!(later.verdict, TagVerdict::Probation(_)));
     }
 
     #[test]

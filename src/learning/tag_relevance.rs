@@ -228,6 +228,10 @@ pub struct Evidence {
     pub held: f64,
     /// Most of its evidence (by weight) is on trial ([`TagScore::trial`]).
     pub trial: bool,
+    /// memd: filtered on its own record in a context before the seed's
+    /// three judged sessions there ([`MIN_EVALS_EARLY`]): how likely it
+    /// is to be relevant there, before its verdicts and after them.
+    pub early: Option<super::noise::Odds>,
 }
 
 /// One tag of a context as [`evidence`] reads it.
@@ -302,6 +306,7 @@ impl Sums {
                 0.0
             },
             trial: held_w > 0.0 && 2.0 * self.trial_weight > held_w,
+            early: None,
         }
     }
 }
@@ -336,7 +341,8 @@ pub enum TagVerdict {
 
 /// Seed 001's filter: an average below the line (the seed's -0.1, or
 /// lower for a noisy judge: [`super::noise`]) over 3 or more evaluations
-/// (judged sessions).
+/// (judged sessions). (memd also filters on fewer where an item's own
+/// record in its context says so: [`MIN_EVALS_EARLY`].)
 fn filters(avg: f64, evals: f64, line: f64) -> bool {
     avg < line && evals >= MIN_EVALS_FOR_FILTER
 }
@@ -354,7 +360,7 @@ pub fn verdict(e: Evidence) -> TagVerdict {
 /// noisy judge: [`super::noise`]).
 pub fn verdict_at(e: Evidence, line: f64) -> TagVerdict {
     let boost = e.level / 3.0 * RELEVANCE_WEIGHT;
-    if filters(e.level, e.evals, line) {
+    if filters(e.level, e.evals, line) || e.early.is_some() {
         if e.held < probation_wait(e.evals) {
             TagVerdict::Filtered
         } else {
@@ -380,6 +386,24 @@ pub fn verdict_at(e: Evidence, line: f64) -> TagVerdict {
 /// the seed has it, with the scopes below. Measured (the learning bench,
 /// evaluator, seeds 9 to 16): BENCHMARKS.md.
 pub const CONTEXT_RECORD: &str = "@";
+
+/// memd: from this many judged sessions in a context, an item's own record
+/// there filters it before the seed's [`MIN_EVALS_FOR_FILTER`] when its
+/// verdicts there leave it less than half as likely to be relevant as
+/// before them ([`super::noise::Agreement::odds`]: the share of relevant
+/// items, moved by the item's verdicts in its other contexts, then by its
+/// verdicts here, each read through the judge's error). With a judge wrong
+/// one time in five, two irrelevant verdicts and no relevant one do it
+/// unless the item was judged relevant elsewhere; with one wrong one time
+/// in three, they do it only where most items are irrelevant. Seed 001
+/// waits for three sessions in every case: one session's verdicts may be
+/// about that session's topic, not the item, and an item judged
+/// irrelevant twice is shown again and again until the third. Measured
+/// (the learning bench, evaluator, seeds 1-4 to choose, 9-16 to report):
+/// BENCHMARKS.md; from one judged session instead, the conventions team
+/// gained 0.04 in precision on seeds 1-4 but the sparse team lost 0.02 in
+/// recall on seeds 9-16, below learning off.
+pub const MIN_EVALS_EARLY: f64 = 2.0;
 
 /// memd: an item judged irrelevant (on balance) in at least this many
 /// contexts has a record of its own across every context
@@ -603,6 +627,7 @@ mod tests {
             positive: evals,
             held: 0.0,
             trial: false,
+            early: None,
         }
     }
 
