@@ -130,13 +130,7 @@ fn cosines_avx2_held<const STEPS: usize>(
             let pairs = _mm256_maddubs_epi16(magnitudes[step], _mm256_sign_epi8(v, signs[step]));
             sums = _mm256_add_epi32(sums, _mm256_madd_epi16(pairs, ones));
         }
-        let half = _mm_add_epi32(
-            _mm256_castsi256_si128(sums),
-            _mm256_extracti128_si256::<1>(sums),
-        );
-        let quarter = _mm_add_epi32(half, _mm_shuffle_epi32::<0b01_00_11_10>(half));
-        let total = _mm_add_epi32(quarter, _mm_shuffle_epi32::<0b10_11_00_01>(quarter));
-        put(r, _mm_cvtsi128_si32(total) as f32 * scale * query.scale);
+        put(r, lanes_sum(sums) as f32 * scale * query.scale);
     }
 }
 
@@ -176,14 +170,23 @@ fn dot_avx2(a: &[i8], b: &[i8]) -> i32 {
         let pairs = _mm256_maddubs_epi16(magnitudes, signed);
         sums = _mm256_add_epi32(sums, _mm256_madd_epi16(pairs, ones));
     }
+    let done = steps * 32;
+    lanes_sum(sums) + dot_portable(&a[done..n], &b[done..n])
+}
+
+/// The sum of the eight 32-bit lanes of `sums`.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+#[inline]
+fn lanes_sum(sums: std::arch::x86_64::__m256i) -> i32 {
+    use std::arch::x86_64::*;
     let half = _mm_add_epi32(
         _mm256_castsi256_si128(sums),
         _mm256_extracti128_si256::<1>(sums),
     );
     let quarter = _mm_add_epi32(half, _mm_shuffle_epi32::<0b01_00_11_10>(half));
     let total = _mm_add_epi32(quarter, _mm_shuffle_epi32::<0b10_11_00_01>(quarter));
-    let done = steps * 32;
-    _mm_cvtsi128_si32(total) + dot_portable(&a[done..n], &b[done..n])
+    _mm_cvtsi128_si32(total)
 }
 
 #[cfg(test)]
