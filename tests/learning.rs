@@ -1437,6 +1437,51 @@ fn a_repository_with_three_judged_sessions_decides_on_its_own_record() {
 }
 
 #[test]
+fn two_irrelevant_verdicts_filter_in_their_repository_once_the_judge_is_read() {
+    let sandbox = Sandbox::new();
+    sandbox.write(
+        "lessons.yaml",
+        format!(
+            "{LESSONS}  - id: L-3
+    text: Integration tests read their fixtures from the testdata directory
+"
+        ),
+    );
+    let daemon = Daemon::start(&sandbox);
+    let search = "python,django,search";
+    let feedback = |id: &str, verdict: &str, tags: &str| {
+        daemon.json(&["feedback", id, verdict, "--tags", tags]);
+    };
+    feedback("L-1", "--irrelevant", search);
+    feedback("L-1", "--irrelevant", search);
+    // Until memd has read how often the judge contradicts itself, the
+    // seed's three sessions.
+    assert!(lesson_ids(&daemon, search).contains(&"L-1".to_string()));
+    // 220 pairs of verdicts on one item in one context, 20 of them
+    // disagreeing: a judge wrong about one time in twenty, by whom 10 of
+    // the 24 verdicts found a lesson relevant (0.41 of lessons, read
+    // through its error).
+    for i in 0..11 {
+        let verdict = if i == 0 { "--irrelevant" } else { "--relevant" };
+        feedback("L-2", verdict, "go,cli");
+        feedback("L-3", "--irrelevant", "go,cli");
+    }
+    assert!(!lesson_ids(&daemon, search).contains(&"L-1".to_string()));
+    let why = explain(&daemon, "L-1", search);
+    assert!(
+        why.contains("filtered on its own record in this context after 2 judged session(s), before the seed's 3")
+            && why.contains("about 5%")
+            && why.contains("less than half the 0.41 it had before them"),
+        "{why}"
+    );
+    // Never judged in another repository on the same stack: shown there.
+    assert!(lesson_ids(&daemon, "python,django,billing").contains(&"L-1".to_string()));
+    // One relevant verdict here: on balance no longer against it.
+    feedback("L-1", "--relevant", search);
+    assert!(lesson_ids(&daemon, search).contains(&"L-1".to_string()));
+}
+
+#[test]
 fn a_pin_by_hand_shows_a_lesson_at_session_start_until_unpinned() {
     let sandbox = Sandbox::new();
     sandbox.write("lessons.yaml", LESSONS);

@@ -594,29 +594,28 @@ fn lesson(facts: &QueryFacts<'_>, task: &Task<'_>, live: &super::Live, n: &mut N
     let line = learned.filter_line();
     n.put("filter_line", line);
     let line = filter_line_text(learned);
-    if let Some(odds) = deciding.early {
+    // memd's rule before the seed's three sessions, where it filtered.
+    let early = deciding.early.map(|odds| {
         n.put("early_prior", odds.prior);
         n.put("early_now", odds.now);
-    }
+        format!(
+            "{over}: filtered on its own record in this context after {:.0} judged session(s), before the seed's {} (memd's rule, not the seed's): its verdicts here, read through the judge's error ({}), leave it a {:.2} chance of being relevant here, less than half the {:.2} it had before them (the share of judged lessons found relevant, with its own verdicts in other contexts); it gets another chance once held back from {wait:.0} prompts it matches (a task match of {} points or more)",
+            deciding.evals,
+            tag_relevance::MIN_EVALS_FOR_FILTER,
+            learned
+                .agreement()
+                .judge_error()
+                .map_or_else(|| "not read".to_string(), |e| format!("about {:.0}%", e * 100.0)),
+            odds.now,
+            odds.prior,
+            lesson::PROBATION_MIN_TASK_POINTS
+        )
+    });
     n.say(match assessment.verdict {
         TagVerdict::Filtered if assessment.decided == Scope::Team => format!(
             "{over}: filtered by the team's verdicts, and nothing here says relevant; it is shown again when the team's verdicts or this engineer's own say it is relevant (`memctl feedback {id} --relevant`)"
         ),
-        TagVerdict::Filtered if deciding.early.is_some() => {
-            let odds = deciding.early.unwrap_or(crate::learning::noise::Odds { prior: 0.0, now: 0.0 });
-            format!(
-                "{over}: filtered on its own record in this context after {:.0} judged session(s), before the seed's {} (memd's rule, not the seed's): its verdicts here, read through the judge's error ({}), leave it a {:.2} chance of being relevant here, less than half the {:.2} it had before them (the share of judged lessons found relevant, with its own verdicts in other contexts); it gets another chance once held back from {wait:.0} prompts it matches (a task match of {} points or more)",
-                deciding.evals,
-                tag_relevance::MIN_EVALS_FOR_FILTER,
-                learned
-                    .agreement()
-                    .judge_error()
-                    .map_or_else(|| "not read".to_string(), |e| format!("about {:.0}%", e * 100.0)),
-                odds.now,
-                odds.prior,
-                lesson::PROBATION_MIN_TASK_POINTS
-            )
-        }
+        TagVerdict::Filtered if early.is_some() => early.unwrap_or_default(),
         TagVerdict::Filtered if read == Match::Weak => format!(
             "{over}: filtered {which} on prompts that match it in passing (>= {} sessions and below {line}); a verdict on a prompt that matches it well (a task match of {} points or more) counts here too",
             tag_relevance::MIN_EVALS_FOR_FILTER,

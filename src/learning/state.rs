@@ -808,8 +808,6 @@ impl Learned {
             .count()
     }
 
-    /// Whether `item` was judged irrelevant on balance in at least `n`
-    /// contexts ([`Learned::contexts_against`]), counting no further.
     /// The odds that filter an item on its own record in a context (`r`)
     /// before the seed's three judged sessions there ([`MIN_EVALS_EARLY`]),
     /// read with its record in every context (`all`); `None` where they do
@@ -829,6 +827,8 @@ impl Learned {
             .filter(super::noise::Odds::against)
     }
 
+    /// Whether `item` was judged irrelevant on balance in at least `n`
+    /// contexts ([`Learned::contexts_against`]), counting no further.
     fn against_in_at_least(&self, item: &str, read: Match, n: usize) -> bool {
         n == 0
             || self
