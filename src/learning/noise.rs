@@ -124,23 +124,11 @@ impl Agreement {
         self.judge_error().is_some_and(|e| e >= NEAR_COIN_ERROR)
     }
 
-    /// The share of relevant items among those judged in their own
-    /// contexts, read through the judge's error `e`: a relevant verdict
-    /// comes `1 - e` of the time from a relevant item and `e` of the time
-    /// from an irrelevant one. `None` until the judge's error is read, or
-    /// when it is near a coin.
-    pub fn relevant_share(&self) -> Option<f64> {
-        let e = self.judge_error().filter(|&e| e < NEAR_COIN_ERROR)?;
-        Some(through_error(
-            self.relevant as f64 / self.verdicts.max(1) as f64,
-            e,
-        ))
-    }
-
     /// How likely an item is to be relevant in a context where it has
     /// `here` verdicts (relevant, irrelevant), before and after them
     /// ([`Odds`]); `elsewhere`: its verdicts in its other contexts. The
-    /// prior is the share of relevant items ([`Agreement::relevant_share`])
+    /// prior is the share of relevant items among those judged in their
+    /// own contexts (the share of relevant verdicts read through `e`)
     /// worth [`PRIOR_VERDICTS`] verdicts, with the item's verdicts elsewhere
     /// added; each verdict here then multiplies the odds by
     /// `(1 - e) / e` (relevant) or `e / (1 - e)` (irrelevant). `None`
@@ -312,7 +300,6 @@ mod tests {
             relevant: 500,
             ..seen(1000, 0.32)
         };
-        assert!((judged.relevant_share().unwrap() - 0.5).abs() < 1e-9);
         let odds = |here, elsewhere| judged.odds(here, elsewhere).unwrap();
         // One irrelevant verdict: odds of 1 to 4, a chance of 0.2, below
         // half the prior.
