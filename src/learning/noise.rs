@@ -54,8 +54,10 @@ pub const NEAR_COIN_ERROR: f64 = 0.45;
 
 /// How many verdicts the share of relevant items counts for in an item's
 /// prior ([`Agreement::odds`]), beside the item's own verdicts in other
-/// contexts. Chosen on the learning bench's seeds 1-4 (one: the same
-/// figures within 0.012), reported on seeds 9-16: BENCHMARKS.md.
+/// contexts. Chosen on the learning bench's seeds 1-4, on a trial of the
+/// rule from one judged session (a prior worth one verdict gave figures
+/// within 0.012 of two); the rule kept is reported on seeds 9-16:
+/// BENCHMARKS.md.
 pub const PRIOR_VERDICTS: f64 = 2.0;
 
 /// Pairs of verdicts on one item in one context, and how many of them
