@@ -37,7 +37,8 @@
 //! judge wrong in N% of its verdicts (20 by default). Under each arm, the irrelevant
 //! lessons shown in the measured sessions, by why they were not relevant;
 //! `MEMD_BENCH_DEBUG=1` traces each measured prompt's lessons (and each
-//! drift session that showed a stale lesson as a kept one) on stderr;
+//! drift session that showed a stale lesson as a kept one, and the judge's
+//! noise as `memctl status` reads it when the drift begins) on stderr;
 //! `MEMD_BENCH_TRACE=1` prints each verdict a session's lessons get, and
 //! why (a wrong verdict, a lesson shown on another topic, another scope);
 //! `MEMD_BENCH_SEMANTIC=off` runs the daemons with the semantic tier off;
@@ -900,6 +901,11 @@ fn run_arm(team: Team, arm: Arm, seed: u64, memctl: &Path) -> Figures {
     }
     if std::env::var_os("MEMD_BENCH_DEBUG").is_some() {
         eprintln!("DRIFT seed {seed}: stale {stale:?}, fresh {fresh:?}");
+        if let Player::Memd(run) = &player {
+            let status = run.memctl(&["status", "--json"]);
+            let v: Value = serde_json::from_slice(&status.stdout).unwrap_or(Value::Null);
+            eprintln!("JUDGE seed {seed}: {}", v["ok"]["status"]["judge"]);
+        }
     }
     let others = &repos[drift_repo].topics;
     for n in 1..=DRIFT_SESSIONS {
