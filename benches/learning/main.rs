@@ -34,8 +34,10 @@
 //! `cargo bench --bench learning` (sixteen seeds); `-- quick` for one seed,
 //! `-- seeds N`, `-- seed N` for that seed alone (`-- seed 9 seeds 8`: seeds 9 to
 //! 16), `-- arms off,evaluate`, `-- teams stacks,busy`, `-- error N` for a
-//! judge wrong in N% of its verdicts (20 by default). Under each arm, the irrelevant
-//! lessons shown in the measured sessions, by why they were not relevant;
+//! judge wrong in N% of its verdicts (20 by default). Under each arm, what
+//! the measured sessions showed to explore (re-checks of filtered lessons,
+//! lessons written for another stack) and how much of it was relevant, and
+//! the irrelevant lessons shown, by why they were not relevant;
 //! `MEMD_BENCH_DEBUG=1` traces each measured prompt's lessons (and each
 //! drift session that showed a stale lesson as a kept one, and the judge's
 //! noise as `memctl status` reads it when the drift begins) on stderr;
@@ -199,6 +201,29 @@ struct Outcome {
     rechecks: BTreeSet<String>,
     /// Irrelevant lessons shown, by why they were not relevant.
     misses: Misses,
+    /// Lessons shown to explore rather than as kept ones.
+    explored: Explored,
+}
+
+/// Lessons shown on a prompt to explore: to re-check a filtered one
+/// (probation, trial), or one written for another stack in the sessions of
+/// its context that explore it; and how many of each were relevant. What
+/// exploring costs and what it finds.
+#[derive(Default, Clone, Copy)]
+struct Explored {
+    rechecks: usize,
+    rechecks_relevant: usize,
+    another_stack: usize,
+    another_stack_relevant: usize,
+}
+
+impl Explored {
+    fn add(&mut self, e: &Explored) {
+        self.rechecks += e.rechecks;
+        self.rechecks_relevant += e.rechecks_relevant;
+        self.another_stack += e.another_stack;
+        self.another_stack_relevant += e.another_stack_relevant;
+    }
 }
 
 /// Why the irrelevant lessons shown were not relevant.
@@ -420,9 +445,23 @@ impl<'w> Run<'w> {
             }
             out.misses.prompts += 1;
             out.misses.short += usize::from(shown.len() < 3);
+            let why = if (MEASURED_FROM..=SESSIONS).contains(&n) && !shown.is_empty() {
+                self.dimensions(prompt, &cwd)
+            } else {
+                Default::default()
+            };
             for lesson in &shown {
                 let l = self.lesson(lesson).unwrap();
-                out.shown_on_prompt(l, self.relevant(l, repo, *topic), *topic);
+                let relevant = self.relevant(l, repo, *topic);
+                out.shown_on_prompt(l, relevant, *topic);
+                let (probation, another_stack) = why.get(lesson).copied().unwrap_or_default();
+                if probation {
+                    out.explored.rechecks += 1;
+                    out.explored.rechecks_relevant += usize::from(relevant);
+                } else if another_stack {
+                    out.explored.another_stack += 1;
+                    out.explored.another_stack_relevant += usize::from(relevant);
+                }
                 let stale = self
                     .drift
                     .as_ref()
@@ -483,6 +522,38 @@ impl<'w> Run<'w> {
             }
         }
         out
+    }
+
+    /// For each lesson `memctl query` ranks on `prompt` in `cwd`: whether
+    /// it is on probation (a re-check) and whether it was written for
+    /// another stack. The hook's showings are ranked the same way (the
+    /// learned state changes only when a session is judged).
+    fn dimensions(
+        &self,
+        prompt: &str,
+        cwd: &Path,
+    ) -> std::collections::HashMap<String, (bool, bool)> {
+        let q = self.memctl(&[
+            "query",
+            "--json",
+            "--task",
+            prompt,
+            "--cwd",
+            &cwd.display().to_string(),
+        ]);
+        let v: Value = serde_json::from_slice(&q.stdout).unwrap_or(Value::Null);
+        v["ok"]["answer"]["items"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|it| {
+                let d = &it["dimensions"];
+                Some((
+                    it["id"].as_str()?.to_string(),
+                    (d["probation"] == 1.0, d["another_stack"] == 1.0),
+                ))
+            })
+            .collect()
     }
 
     fn debug(&self, n: usize, repo: usize, topic: usize, prompt: &str, cwd: &Path) {
@@ -780,6 +851,7 @@ struct Tally {
     reachable: usize,
     reached: usize,
     misses: Misses,
+    explored: Explored,
 }
 
 impl Tally {
@@ -791,6 +863,7 @@ impl Tally {
         self.reachable += t.reachable;
         self.reached += t.reached;
         self.misses.add(&t.misses);
+        self.explored.add(&t.explored);
     }
     fn add(&mut self, o: &Outcome) {
         self.shown += o.shown;
@@ -800,6 +873,7 @@ impl Tally {
         self.reachable += o.reachable;
         self.reached += o.reached;
         self.misses.add(&o.misses);
+        self.explored.add(&o.explored);
     }
     fn precision(&self) -> f64 {
         self.relevant as f64 / self.shown.max(1) as f64
@@ -1108,6 +1182,19 @@ fn report(team: Team, arm: Arm, (first, seeds): (u64, u64), memctl: &Path) {
             floors.join(","),
             all.iter().filter(|f| f.stale_floor > STALE_STOP_BOUND).count(),
             all.iter().map(|f| f.stale_ideal).sum::<f64>(),
+        );
+    }
+    let x = measured.explored;
+    if !arm.simulated() {
+        let share = |n: usize, of: usize| n as f64 / of.max(1) as f64;
+        println!(
+            "          explored: {} re-checks ({:.2} relevant), {} for another stack ({:.2} relevant): {:.3} a prompt, {:.3} of what was shown",
+            x.rechecks,
+            share(x.rechecks_relevant, x.rechecks),
+            x.another_stack,
+            share(x.another_stack_relevant, x.another_stack),
+            share(x.rechecks + x.another_stack, measured.misses.prompts),
+            share(x.rechecks + x.another_stack, measured.shown),
         );
     }
     let m = measured.misses;
