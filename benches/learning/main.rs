@@ -211,18 +211,42 @@ struct Outcome {
 /// exploring costs and what it finds.
 #[derive(Default, Clone, Copy)]
 struct Explored {
-    rechecks: usize,
-    rechecks_relevant: usize,
-    another_stack: usize,
-    another_stack_relevant: usize,
+    rechecks: Shown,
+    another_stack: Shown,
+}
+
+/// Lessons shown, and how many of them were relevant.
+#[derive(Default, Clone, Copy)]
+struct Shown {
+    shown: usize,
+    relevant: usize,
+}
+
+impl Shown {
+    fn count(&mut self, relevant: bool) {
+        self.shown += 1;
+        self.relevant += usize::from(relevant);
+    }
+
+    /// The share of them that were relevant.
+    fn relevant_share(&self) -> f64 {
+        self.relevant as f64 / self.shown.max(1) as f64
+    }
 }
 
 impl Explored {
     fn add(&mut self, e: &Explored) {
-        self.rechecks += e.rechecks;
-        self.rechecks_relevant += e.rechecks_relevant;
-        self.another_stack += e.another_stack;
-        self.another_stack_relevant += e.another_stack_relevant;
+        for (mine, theirs) in [
+            (&mut self.rechecks, e.rechecks),
+            (&mut self.another_stack, e.another_stack),
+        ] {
+            mine.shown += theirs.shown;
+            mine.relevant += theirs.relevant;
+        }
+    }
+
+    fn shown(&self) -> usize {
+        self.rechecks.shown + self.another_stack.shown
     }
 }
 
@@ -456,11 +480,9 @@ impl<'w> Run<'w> {
                 out.shown_on_prompt(l, relevant, *topic);
                 let (probation, another_stack) = why.get(lesson).copied().unwrap_or_default();
                 if probation {
-                    out.explored.rechecks += 1;
-                    out.explored.rechecks_relevant += usize::from(relevant);
+                    out.explored.rechecks.count(relevant);
                 } else if another_stack {
-                    out.explored.another_stack += 1;
-                    out.explored.another_stack_relevant += usize::from(relevant);
+                    out.explored.another_stack.count(relevant);
                 }
                 let stale = self
                     .drift
@@ -533,19 +555,8 @@ impl<'w> Run<'w> {
         prompt: &str,
         cwd: &Path,
     ) -> std::collections::HashMap<String, (bool, bool)> {
-        let q = self.memctl(&[
-            "query",
-            "--json",
-            "--task",
-            prompt,
-            "--cwd",
-            &cwd.display().to_string(),
-        ]);
-        let v: Value = serde_json::from_slice(&q.stdout).unwrap_or(Value::Null);
-        v["ok"]["answer"]["items"]
-            .as_array()
-            .into_iter()
-            .flatten()
+        self.ranked(prompt, cwd)
+            .iter()
             .filter_map(|it| {
                 let d = &it["dimensions"];
                 Some((
@@ -556,18 +567,21 @@ impl<'w> Run<'w> {
             .collect()
     }
 
+    /// What `memctl query --json` ranks for `prompt` in `cwd`, each item
+    /// with its dimensions.
+    fn ranked(&self, prompt: &str, cwd: &Path) -> Vec<Value> {
+        let cwd = cwd.display().to_string();
+        let q = self.memctl(&["query", "--json", "--task", prompt, "--cwd", &cwd]);
+        let mut v: Value = serde_json::from_slice(&q.stdout).unwrap_or(Value::Null);
+        match v["ok"]["answer"]["items"].take() {
+            Value::Array(items) => items,
+            _ => Vec::new(),
+        }
+    }
+
     fn debug(&self, n: usize, repo: usize, topic: usize, prompt: &str, cwd: &Path) {
-        let q = self.memctl(&[
-            "query",
-            "--json",
-            "--task",
-            prompt,
-            "--cwd",
-            &cwd.display().to_string(),
-        ]);
-        let v: Value = serde_json::from_slice(&q.stdout).unwrap_or(Value::Null);
         eprintln!("## session {n} {} t{topic} {prompt}", self.repos[repo].name);
-        for it in v["ok"]["answer"]["items"].as_array().into_iter().flatten() {
+        for it in self.ranked(prompt, cwd) {
             let id = it["id"].as_str().unwrap_or("");
             let Some(l) = self.lesson(id) else { continue };
             let d = &it["dimensions"];
@@ -612,13 +626,8 @@ impl<'w> Run<'w> {
     /// Whether `lesson` is on probation for `prompt` in `cwd`: shown to be
     /// judged anew after it was held back long enough.
     fn on_probation(&self, lesson: &str, prompt: &str, cwd: &Path) -> bool {
-        let cwd = cwd.display().to_string();
-        let q = self.memctl(&["query", "--json", "--task", prompt, "--cwd", &cwd]);
-        let v: Value = serde_json::from_slice(&q.stdout).unwrap_or(Value::Null);
-        v["ok"]["answer"]["items"]
-            .as_array()
-            .into_iter()
-            .flatten()
+        self.ranked(prompt, cwd)
+            .iter()
             .any(|i| i["id"] == lesson && i["dimensions"]["probation"] == 1.0)
     }
 
@@ -1189,12 +1198,12 @@ fn report(team: Team, arm: Arm, (first, seeds): (u64, u64), memctl: &Path) {
         let share = |n: usize, of: usize| n as f64 / of.max(1) as f64;
         println!(
             "          explored: {} re-checks ({:.2} relevant), {} for another stack ({:.2} relevant): {:.3} a prompt, {:.3} of what was shown",
-            x.rechecks,
-            share(x.rechecks_relevant, x.rechecks),
-            x.another_stack,
-            share(x.another_stack_relevant, x.another_stack),
-            share(x.rechecks + x.another_stack, measured.misses.prompts),
-            share(x.rechecks + x.another_stack, measured.shown),
+            x.rechecks.shown,
+            x.rechecks.relevant_share(),
+            x.another_stack.shown,
+            x.another_stack.relevant_share(),
+            share(x.shown(), measured.misses.prompts),
+            share(x.shown(), measured.shown),
         );
     }
     let m = measured.misses;
