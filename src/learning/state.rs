@@ -759,7 +759,7 @@ impl Learned {
                 if r.evals >= MIN_EVALS_FOR_FILTER {
                     return Some(r);
                 }
-                self.early(r, record()).map(|odds| Evidence {
+                self.early(r, record).map(|odds| Evidence {
                     early: Some(odds),
                     ..r
                 })
@@ -810,12 +810,14 @@ impl Learned {
 
     /// The odds that filter an item on its own record in a context (`r`)
     /// before the seed's three judged sessions there ([`MIN_EVALS_EARLY`]),
-    /// read with its record in every context (`all`); `None` where they do
-    /// not.
-    fn early(&self, r: Evidence, all: Evidence) -> Option<super::noise::Odds> {
+    /// read with its record in every context (`all`, looked up only once
+    /// `r` has enough sessions: this runs for every candidate judged
+    /// here); `None` where they do not.
+    fn early(&self, r: Evidence, all: impl FnOnce() -> Evidence) -> Option<super::noise::Odds> {
         if r.evals < MIN_EVALS_EARLY {
             return None;
         }
+        let all = all();
         let here = (r.positive, r.evals - r.positive);
         let elsewhere = (
             (all.positive - here.0).max(0.0),
