@@ -241,7 +241,13 @@ pub(super) fn explain(
             ));
         }
         Body::Lesson(_) => {
-            lesson(&facts, &task, live, &mut n);
+            lesson(
+                &facts,
+                &task,
+                live,
+                selection.lessons.changed.as_deref(),
+                &mut n,
+            );
         }
         Body::Learning(l) => {
             if let Features::Learning(t) = &live.features {
@@ -440,8 +446,15 @@ fn pattern(
 }
 
 /// Seed 001's judgement of a lesson: its gate, stack, learned evidence,
-/// pins and outcome.
-fn lesson(facts: &QueryFacts<'_>, task: &Task<'_>, live: &super::Live, n: &mut Notes) {
+/// pins and outcome. `changed`: the lesson whose turn shows the prompt a
+/// change, as the selection found it ([`lessons::Noted::changed`]).
+fn lesson(
+    facts: &QueryFacts<'_>,
+    task: &Task<'_>,
+    live: &super::Live,
+    changed: Option<&str>,
+    n: &mut Notes,
+) {
     let sim = task.similarity(live);
     let item = &live.item;
     let id = &item.id;
@@ -461,11 +474,16 @@ fn lesson(facts: &QueryFacts<'_>, task: &Task<'_>, live: &super::Live, n: &mut N
     n.put("another_stack", f64::from(u8::from(another_stack)));
     if another_stack {
         n.say(format!(
-            "written for another stack: its own tags (a lesson given none: the words of its text) name [{}], workspaces memd has seen, and none of them is among [{}]; on a prompt it comes after every lesson that is not, and until it is judged relevant here it is a candidate in one session of {} of this context ({} this one)",
+            "written for another stack: its own tags (a lesson given none: the words of its text) name [{}], workspaces memd has seen, and none of them is among [{}]; on a prompt it comes after every lesson that is not, and until it is judged relevant here it is a candidate only on a prompt that shows a change here (a lesson that had helped here held back from it by its own record): {}",
             context.seen.among(item.stack_words()).join(", "),
             facts.tags.join(", "),
-            lesson::EXPLORE_ANOTHER_STACK_EVERY,
-            if judged.explored { "including" } else { "not" }
+            match changed {
+                Some(turned) => format!(
+                    "this one does ({turned} had been judged relevant here at least {} times and is now filtered here)",
+                    tag_relevance::MIN_EVALS_FOR_FILTER
+                ),
+                None => "this one does not".to_string(),
+            }
         ));
     }
     let on_prompt = facts.on_prompt;
@@ -688,7 +706,7 @@ fn lesson(facts: &QueryFacts<'_>, task: &Task<'_>, live: &super::Live, n: &mut N
     });
     n.say(format!(
         "seed 001's outcome: {}",
-        match judged.outcome {
+        match judged.outcome.on_prompt(changed.is_some()) {
             lessons::Outcome::NoTaskMatch => "no task match".to_string(),
             lessons::Outcome::NotPinned => "not pinned, so not at session start".to_string(),
             lessons::Outcome::Gated => "held by its structural prerequisites".to_string(),
@@ -697,8 +715,9 @@ fn lesson(facts: &QueryFacts<'_>, task: &Task<'_>, live: &super::Live, n: &mut N
                 "on probation, and the prompt's task match is below {} points",
                 lesson::PROBATION_SHOW_TASK_POINTS
             ),
-            lessons::Outcome::AnotherStack =>
-                "written for another stack, and not a candidate in this session".to_string(),
+            lessons::Outcome::AnotherStack { .. } =>
+                "written for another stack, and the prompt shows no change here: not a candidate"
+                    .to_string(),
             lessons::Outcome::Candidate {
                 probation: true, ..
             } => "a candidate, on probation".to_string(),

@@ -348,6 +348,19 @@ pub struct Assessment {
 }
 
 impl Assessment {
+    /// memd: evidence that the context changed. The item is filtered here,
+    /// and its own record here ([`Assessment::record`]) holds at least the
+    /// seed's [`MIN_EVALS_FOR_FILTER`] sessions that judged it relevant:
+    /// it had helped here, and on its latest verdicts it no longer does.
+    /// (A lesson filtered on its first verdicts, or never relevant here,
+    /// says nothing about a change.)
+    pub fn turned(&self) -> bool {
+        self.verdict == TagVerdict::Filtered
+            && self
+                .record
+                .is_some_and(|r| r.positive >= MIN_EVALS_FOR_FILTER)
+    }
+
     /// The assessment with the team's evidence (`team`, read with the
     /// teammates' `weight`): where nothing here says the item is relevant
     /// and nothing here filters it, the team's evidence decides (it
