@@ -5,8 +5,8 @@
 //! re-checks of filtered ones, after those that are not. A lesson written
 //! for another stack and not known to help here is a candidate only on a
 //! prompt that shows a change in the context ([`Noted::changed`]); a
-//! filtered one on probation only on a strong match. At session start (no task) the pinned lessons come in,
-//! best evidence first.
+//! filtered one on probation only on a strong match. At session start (no
+//! task) the pinned lessons come in, best evidence first.
 
 use std::cmp::Ordering;
 
@@ -136,7 +136,7 @@ pub(in crate::engine) enum Outcome {
     /// 20% judge; chosen on seeds 1-4, reported on held-out seeds 9-16):
     /// explored instead in one session in 5 of the context, as before,
     /// it cost precision on every prompt (held out: stacks 0.824, sparse
-    /// 0.785; on a change only: 0.841, 0.843), and none of what it showed
+    /// 0.785; on a change only: 0.842, 0.843), and none of what it showed
     /// before a drift was relevant; never explored, few lessons that
     /// became relevant after a drift were found (seeds 1-4: 5 of 32 by the
     /// tenth session after it; on a change only: 20, one in 5: 18).
