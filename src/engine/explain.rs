@@ -474,7 +474,7 @@ fn lesson(
     n.put("another_stack", f64::from(u8::from(another_stack)));
     if another_stack {
         n.say(format!(
-            "written for another stack: its own tags (a lesson given none: the words of its text) name [{}], workspaces memd has seen, and none of them is among [{}]; on a prompt it comes after every lesson that is not, and until it is judged relevant here it is a candidate only on a prompt that shows a change here (a lesson that had helped here held back from it by its own record): {}",
+            "written for another stack: its own tags (a lesson given none: the words of its text) name [{}], workspaces memd has seen, and none of them is among [{}]; on a prompt it comes after every lesson that is not and after every re-check of a filtered one, and until it is judged relevant here it is a candidate only on a prompt that shows a change here (a lesson that had helped here held back from it by its own record): {}",
             context.seen.among(item.stack_words()).join(", "),
             facts.tags.join(", "),
             match changed {
