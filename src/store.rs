@@ -844,11 +844,7 @@ impl Store {
                 let (key, value) = entry?;
                 let score = unseal(key.value(), value.value()).and_then(decode_tag_score);
                 if let (Some((item, tag)), Some(score)) = (split(key.value()), score) {
-                    learned
-                        .tag_relevance
-                        .entry(item)
-                        .or_default()
-                        .insert(tag, score);
+                    learned.scores_entry(&item).insert(tag, score);
                 }
             }
             for entry in txn.open_table(APPLICATIONS)?.iter()? {
@@ -866,7 +862,7 @@ impl Store {
                     // An automatic pin for every context is what pins were
                     // before they were scoped: it is not carried over.
                     if pin.manual || !pin.tags.is_empty() {
-                        learned.pins.entry(item.to_string()).or_default().push(pin);
+                        learned.pins_entry(item).push(pin);
                     }
                 }
             }

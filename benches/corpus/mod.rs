@@ -316,23 +316,19 @@ pub fn learn(
     // for the worst case, pin every lesson the seed's rule alone would
     // (average above 0.6 over 5 or more sessions), scoped to its context.
     for q in prompts {
-        let ids: Vec<String> = learned.tag_relevance.keys().cloned().collect();
+        let ids: Vec<String> = learned.tag_relevance().keys().cloned().collect();
         for id in ids {
             let e = learned.evidence(&id, &q.tags);
             if e.avg > 0.6 && e.evals >= 5.0 && !learned.is_pinned(&id, &q.tags) {
-                learned
-                    .pins
-                    .entry(id)
-                    .or_default()
-                    .push(memd::learning::Pin {
-                        manual: false,
-                        tags: q.tags.clone(),
-                    });
+                learned.pins_entry(&id).push(memd::learning::Pin {
+                    manual: false,
+                    tags: q.tags.clone(),
+                });
             }
         }
     }
-    let scores = learned.tag_relevance.values().map(|s| s.len()).sum();
-    let pins = learned.pins.values().map(|p| p.len()).sum();
+    let scores = learned.tag_relevance().values().map(|s| s.len()).sum();
+    let pins = learned.pins().values().map(|p| p.len()).sum();
     (scores, pins)
 }
 

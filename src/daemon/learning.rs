@@ -175,7 +175,7 @@ pub fn pin(shared: &Shared, store: &Store, id: &str, tags: Vec<String>, pinned: 
     let mut learned = shared.learned_mut();
     let mut tx = Transaction::new(&mut learned);
     let state = tx.item(id);
-    let pins = state.pins.entry(id.to_string()).or_default();
+    let pins = state.pins_entry(id);
     let changed = if pinned {
         let there = pins.iter().any(|p| p.manual && p.tags == tags);
         if !there {
@@ -190,8 +190,8 @@ pub fn pin(shared: &Shared, store: &Store, id: &str, tags: Vec<String>, pinned: 
         pins.retain(|p| p.tags != tags);
         before != pins.len()
     };
-    if state.pins.get(id).is_some_and(Vec::is_empty) {
-        state.pins.remove(id);
+    if state.pins().get(id).is_some_and(Vec::is_empty) {
+        state.set_pins(id, None);
     }
     if changed {
         if let Err(err) = tx.commit(|write| store.write_learned(write)) {
@@ -365,10 +365,10 @@ pub fn log(shared: &Shared, id: Option<String>, by_score: bool) -> Response {
         Some(id) => vec![id],
         None => {
             let mut ids: Vec<String> = learned
-                .tag_relevance
+                .tag_relevance()
                 .keys()
                 .chain(learned.applications.keys())
-                .chain(learned.pins.keys())
+                .chain(learned.pins().keys())
                 .chain(learned.teams.values().flat_map(|t| t.items()))
                 .cloned()
                 .collect();
@@ -415,7 +415,7 @@ pub fn export(shared: &Shared) -> Response {
     let export = Export {
         memd_export: 1,
         tag_relevance: learned
-            .tag_relevance
+            .tag_relevance()
             .iter()
             .map(|(item, tags)| {
                 (
@@ -430,7 +430,7 @@ pub fn export(shared: &Shared) -> Response {
             .map(|(k, v)| (k.as_str(), v))
             .collect(),
         pins: learned
-            .pins
+            .pins()
             .iter()
             .map(|(k, v)| (k.as_str(), v.as_slice()))
             .collect(),

@@ -256,12 +256,20 @@ pub fn context_key(tags: &[String]) -> String {
 /// Learned state, keyed by item id.
 #[derive(Debug, Clone, Default)]
 pub struct Learned {
-    /// Relevance per item, then per tag.
-    pub tag_relevance: HashMap<String, HashMap<String, TagScore>>,
+    /// Relevance per item, then per tag ([`Learned::tag_relevance`]).
+    tag_relevance: HashMap<String, HashMap<String, TagScore>>,
     /// Applications per item.
     pub applications: HashMap<String, Applications>,
-    /// Automatic pins per item, each for the tags it was earned on.
-    pub pins: HashMap<String, Vec<Pin>>,
+    /// Automatic pins per item, each for the tags it was earned on
+    /// ([`Learned::pins`]).
+    pins: HashMap<String, Vec<Pin>>,
+    /// The [`crate::scoring::lesson::spread_of`] of every item given tag
+    /// scores or pins since the state was made: a superset of the items
+    /// that have them now (an item keeps its spread when they go, which
+    /// costs only the lookup it would have spared). A query passes over an
+    /// item whose spread is not here without hashing its id: on 100,000
+    /// lessons those lookups cost more than the rest of the query.
+    known: rustc_hash::FxHashSet<u64>,
     /// Times each item was shown to a session in each context (a
     /// [`context_key`]), for the match-count auto-pin.
     pub matches: HashMap<String, HashMap<String, u32>>,
@@ -481,6 +489,62 @@ pub const EVERYWHERE: &str = "*";
 const WEAK_EVERYWHERE: &str = "~*";
 
 impl Learned {
+    /// Relevance per item, then per tag.
+    pub fn tag_relevance(&self) -> &HashMap<String, HashMap<String, TagScore>> {
+        &self.tag_relevance
+    }
+
+    /// Automatic and manual pins per item, each for the tags it was made on.
+    pub fn pins(&self) -> &HashMap<String, Vec<Pin>> {
+        &self.pins
+    }
+
+    /// `item`'s per-tag scores, made empty if it had none.
+    pub fn scores_entry(&mut self, item: &str) -> &mut HashMap<String, TagScore> {
+        self.known.insert(crate::scoring::lesson::spread_of(item));
+        self.tag_relevance.entry(item.to_string()).or_default()
+    }
+
+    /// Sets `item`'s per-tag scores (`None`: it has none).
+    pub fn set_scores(&mut self, item: &str, scores: Option<HashMap<String, TagScore>>) {
+        match scores {
+            Some(scores) => {
+                self.known.insert(crate::scoring::lesson::spread_of(item));
+                self.tag_relevance.insert(item.to_string(), scores);
+            }
+            None => {
+                self.tag_relevance.remove(item);
+            }
+        }
+    }
+
+    /// `item`'s pins, made empty if it had none; [`Learned::set_pins`]
+    /// drops an empty list.
+    pub fn pins_entry(&mut self, item: &str) -> &mut Vec<Pin> {
+        self.known.insert(crate::scoring::lesson::spread_of(item));
+        self.pins.entry(item.to_string()).or_default()
+    }
+
+    /// Sets `item`'s pins (`None` or an empty list: it has none).
+    pub fn set_pins(&mut self, item: &str, pins: Option<Vec<Pin>>) {
+        match pins.filter(|p| !p.is_empty()) {
+            Some(pins) => {
+                self.known.insert(crate::scoring::lesson::spread_of(item));
+                self.pins.insert(item.to_string(), pins);
+            }
+            None => {
+                self.pins.remove(item);
+            }
+        }
+    }
+
+    /// Whether something may have been learned about the item whose
+    /// [`crate::scoring::lesson::spread_of`] is `spread`: if not, nothing
+    /// was, and [`Learned::learned_about`] need not hash its id.
+    pub fn may_know(&self, spread: u64) -> bool {
+        self.known.contains(&spread)
+    }
+
     /// The per-tag scores of `item`, if any were learned. Cheap when nothing
     /// has been learned at all (no hashing).
     pub fn tag_scores(&self, item: &str) -> Option<&HashMap<String, TagScore>> {
@@ -1002,7 +1066,7 @@ impl Learned {
     }
 
     fn add_pin(&mut self, item: &str, tags: Vec<String>) {
-        self.pins.entry(item.to_string()).or_default().push(Pin {
+        self.pins_entry(item).push(Pin {
             manual: false,
             tags,
         });
@@ -1048,7 +1112,7 @@ impl Learned {
         let judged = self.judged_tags(own, tags, shown);
         let line = self.filter_line();
         let seeded = self.seed_weak(item);
-        let scores = self.tag_relevance.entry(item.to_string()).or_default();
+        let scores = self.scores_entry(item);
         let mut updated: Vec<(String, TagScore)> = seeded
             .into_iter()
             .filter(|(t, _)| !judged.contains(t))
@@ -1148,7 +1212,7 @@ impl Learned {
             .collect();
         updated.extend(after.iter().map(|(t, s)| (t.clone(), Some(*s))));
         if !after.is_empty() {
-            self.tag_relevance.insert(item.to_string(), after);
+            self.set_scores(item, Some(after));
         }
         let changes = self.review_pins(item, tags);
         (updated, changes)
@@ -1187,6 +1251,40 @@ impl Learned {
 mod tests {
     use super::*;
     use crate::learning::tag_relevance::verdict;
+
+    #[test]
+    fn every_item_learned_about_may_be_known_by_its_spread() {
+        use crate::scoring::lesson::spread_of;
+        let mut learned = Learned::default();
+        let tags = vec!["python".to_string()];
+        assert!(!learned.may_know(spread_of("L-1")));
+        learned.judge("L-1", &[], &tags, Match::Strong, 1.0, 2.0);
+        learned.pins_entry("L-2").push(Pin {
+            manual: true,
+            tags: tags.clone(),
+        });
+        let mut restored = Learned::default();
+        restored.set_scores("L-3", Some(learned.tag_relevance()["L-1"].clone()));
+        restored.set_pins("L-4", Some(learned.pins()["L-2"].clone()));
+        restored.set_pins("L-5", Some(Vec::new()));
+        for (state, id, about) in [
+            (&learned, "L-1", true),
+            (&learned, "L-2", true),
+            (&learned, "L-3", false),
+            (&restored, "L-3", true),
+            (&restored, "L-4", true),
+            (&restored, "L-5", false),
+        ] {
+            assert_eq!(state.learned_about(id), about, "{id}");
+            assert_eq!(state.may_know(spread_of(id)), about, "{id}");
+        }
+        assert!(!restored.pins().contains_key("L-5"));
+        // Once its records are gone it may still be known by its spread,
+        // never learned about.
+        restored.set_scores("L-3", None);
+        assert!(!restored.learned_about("L-3"));
+        assert!(restored.may_know(spread_of("L-3")));
+    }
 
     #[test]
     fn seen_tags_answer_as_seen_tag_does_in_any_case() {

@@ -28,8 +28,8 @@ struct ItemBefore {
 impl ItemBefore {
     fn of(learned: &Learned, item: &str) -> Self {
         ItemBefore {
-            tag_relevance: learned.tag_relevance.get(item).cloned(),
-            pins: learned.pins.get(item).cloned(),
+            tag_relevance: learned.tag_relevance().get(item).cloned(),
+            pins: learned.pins().get(item).cloned(),
             matches: learned.matches.get(item).cloned(),
             applications: learned.applications.get(item).cloned(),
         }
@@ -42,8 +42,8 @@ impl ItemBefore {
                 None => map.remove(item),
             };
         }
-        put(&mut learned.tag_relevance, item, self.tag_relevance);
-        put(&mut learned.pins, item, self.pins);
+        learned.set_scores(item, self.tag_relevance);
+        learned.set_pins(item, self.pins);
         put(&mut learned.matches, item, self.matches);
         put(&mut learned.applications, item, self.applications);
     }
@@ -173,7 +173,7 @@ impl Changes {
         let empty_scores = HashMap::default();
         let empty_counts = HashMap::default();
         for (item, before) in &tx.items {
-            let now = learned.tag_relevance.get(item).unwrap_or(&empty_scores);
+            let now = learned.tag_relevance().get(item).unwrap_or(&empty_scores);
             let was = before.tag_relevance.as_ref().unwrap_or(&empty_scores);
             let mut changed: Vec<(&String, &TagScore)> =
                 now.iter().filter(|&(t, s)| was.get(t) != Some(s)).collect();
@@ -187,7 +187,7 @@ impl Changes {
             gone.sort();
             out.tag_scores_removed
                 .extend(gone.into_iter().map(|t| (item.clone(), t.clone())));
-            let pins = learned.pins.get(item).map_or(&[][..], Vec::as_slice);
+            let pins = learned.pins().get(item).map_or(&[][..], Vec::as_slice);
             if pins != before.pins.as_deref().unwrap_or(&[]) {
                 out.pins.push((item.clone(), pins.to_vec()));
             }
@@ -329,10 +329,10 @@ mod tests {
         let before = learned.clone();
         let mut tx = Transaction::new(&mut learned);
         change(&mut tx);
-        assert_ne!(tx.learned().tag_relevance, before.tag_relevance);
+        assert_ne!(tx.learned().tag_relevance(), before.tag_relevance());
         assert_eq!(tx.commit(|_| Err("disk full")), Err("disk full"));
-        assert_eq!(learned.tag_relevance, before.tag_relevance);
-        assert_eq!(learned.pins, before.pins);
+        assert_eq!(learned.tag_relevance(), before.tag_relevance());
+        assert_eq!(learned.pins(), before.pins());
         assert_eq!(learned.matches, before.matches);
         assert_eq!(learned.applications, before.applications);
         for key in ["python", "django,python"] {
@@ -409,7 +409,7 @@ mod tests {
         })
         .unwrap();
         // Committed: the change stays.
-        assert_ne!(learned.tag_relevance, before.tag_relevance);
+        assert_ne!(learned.tag_relevance(), before.tag_relevance());
         assert_eq!(learned.context_sessions("django,python"), Some(1));
     }
 }

@@ -218,12 +218,13 @@ impl<'a> Context<'a> {
             }
     }
 
-    /// [`Context::knows`], by this engineer's own verdicts.
+    /// [`Context::knows`], by this engineer's own verdicts: a lesson whose
+    /// spread was never learned about is passed over without hashing its id.
     fn knows_locally(&self, live: &Live) -> bool {
         match live.features {
-            Features::Lesson { .. } => self
-                .learned
-                .is_some_and(|learned| learned.learned_about(&live.item.id)),
+            Features::Lesson { spread, .. } => self.learned.is_some_and(|learned| {
+                learned.may_know(spread) && learned.learned_about(&live.item.id)
+            }),
             _ => true,
         }
     }
@@ -382,7 +383,7 @@ pub(super) fn lessons(
         // At session start, only pinned lessons come in: by their file, or
         // by what was learned.
         if !on_prompt && !manual {
-            let learned_pin = maybe_pinned(live) && learned.pins.contains_key(&live.item.id);
+            let learned_pin = maybe_pinned(live) && learned.pins().contains_key(&live.item.id);
             if !learned_pin {
                 continue;
             }
