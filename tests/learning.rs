@@ -902,6 +902,52 @@ fn a_filtered_lesson_judged_relevant_once_stays_a_re_check_until_confirmed() {
     assert_eq!(item["dimensions"]["probation"], 0.0, "{item}");
 }
 
+#[test]
+fn a_noisy_judge_leaves_a_share_of_the_seeds_boost() {
+    let sandbox = Sandbox::new();
+    sandbox.write("lessons.yaml", LESSONS);
+    let daemon = Daemon::start(&sandbox);
+    let feedback = |id: &str, verdict: &str| {
+        let out = daemon.memctl(&["feedback", id, verdict, "--tags", "python"]);
+        assert!(out.status.success(), "{}", stdout(&out));
+    };
+    let boost = |explained: &str| -> f64 {
+        let at = explained.find("kept, boost ").expect(explained) + "kept, boost ".len();
+        explained[at..]
+            .split([':', ' ', '\n'])
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap()
+    };
+    // Weight 2, relevant once: 0.6, 0.3 in the evaluator's unit; the
+    // seed's boost 0.3 / 3 x 0.01.
+    feedback("L-1", "--relevant");
+    let explained = explain(&daemon, "L-1", "python");
+    assert!((boost(&explained) - 0.001).abs() < 1e-6, "{explained}");
+    // The judge then contradicts itself on L-2: 10 relevant verdicts
+    // and 2 irrelevant ones, 132 pairs of which 40 disagree (wrong about
+    // 19% of the time).
+    for verdict in ["--irrelevant", "--irrelevant"]
+        .into_iter()
+        .chain(["--relevant"; 10])
+    {
+        feedback("L-2", verdict);
+    }
+    let explained = explain(&daemon, "L-1", "python");
+    let share = 0.7865;
+    assert!(
+        (boost(&explained) - 0.001 * share).abs() < 1e-5,
+        "{explained}"
+    );
+    assert!(
+        explained.contains(
+            "seed 001's times 0.79, the share of its score's spread the judge's noise leaves"
+        ),
+        "{explained}"
+    );
+}
+
 /// A daemon whose judge is `judge-scripted.sh`, and the log of its runs.
 fn scripted_judge() -> (Sandbox, Daemon, std::path::PathBuf) {
     let sandbox = Sandbox::new();

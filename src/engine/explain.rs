@@ -629,6 +629,17 @@ fn lesson(
             lesson::PROBATION_MIN_TASK_POINTS
         )
     });
+    let share = learned.boost_share();
+    n.put("boost_share", share);
+    let boost = |b: f64| {
+        if share < 1.0 {
+            format!(
+                "boost {b:+.5}: seed 001's times {share:.2}, the share of its score's spread the judge's noise leaves (memd)"
+            )
+        } else {
+            format!("boost {b:+.5}")
+        }
+    };
     n.say(match assessment.verdict {
         TagVerdict::Filtered if assessment.decided == Scope::Team => format!(
             "{over}: filtered by the team's verdicts, and nothing here says relevant; it is shown again when the team's verdicts or this engineer's own say it is relevant (`memctl feedback {id} --relevant`)"
@@ -645,19 +656,21 @@ fn lesson(
             lesson::PROBATION_MIN_TASK_POINTS
         ),
         TagVerdict::Probation(b) if deciding.trial => format!(
-            "{over}: on trial: it was filtered {which}, and one judged session since found it relevant; until the next confirms it, it is shown only on a task match of {} points, after the lessons that are kept (boost {b:+.5})",
-            lesson::PROBATION_SHOW_TASK_POINTS
+            "{over}: on trial: it was filtered {which}, and one judged session since found it relevant; until the next confirms it, it is shown only on a task match of {} points, after the lessons that are kept ({})",
+            lesson::PROBATION_SHOW_TASK_POINTS,
+            boost(b)
         ),
         TagVerdict::Probation(b) => format!(
-            "{over}: on probation: it was filtered {which}, and has since been held back from {wait:.0} prompts or more, so it may be shown again on a task match of {} points, after the lessons that are kept, to be judged anew (boost {b:+.5})",
-            lesson::PROBATION_SHOW_TASK_POINTS
+            "{over}: on probation: it was filtered {which}, and has since been held back from {wait:.0} prompts or more, so it may be shown again on a task match of {} points, after the lessons that are kept, to be judged anew ({})",
+            lesson::PROBATION_SHOW_TASK_POINTS,
+            boost(b)
         ),
         TagVerdict::Boost(b) if deciding.level < tag_relevance::NEGATIVE_SCORE_THRESHOLD
             && deciding.evals >= tag_relevance::MIN_EVALS_FOR_FILTER =>
         {
-            format!("{over}: kept, above the line {line}, boost {b:+.5}")
+            format!("{over}: kept, above the line {line}, {}", boost(b))
         }
-        TagVerdict::Boost(b) => format!("{over}: kept, boost {b:+.5}"),
+        TagVerdict::Boost(b) => format!("{over}: kept, {}", boost(b)),
     });
     let pins = learned.pins_of(id);
     let pinned_here = judged.pinned;

@@ -850,6 +850,8 @@ impl Learned {
             (outcome, Scope::Here) if own_record.is_some() => (outcome, Scope::Context),
             decided => decided,
         };
+        // The seed's boost, in the share of it the judge's noise leaves.
+        let outcome = outcome.boost_times(self.boost_share());
         let everywhere = (decided == Scope::Everywhere).then(record);
         Assessment {
             here,
@@ -1023,6 +1025,12 @@ impl Learned {
     /// once the judge is seen to be noisy ([`Agreement::filter_line`]).
     pub fn filter_line(&self) -> f64 {
         self.noise.filter_line()
+    }
+
+    /// The share of seed 001's boost a verdict adds: what the judge's
+    /// noise leaves of it ([`super::noise::Agreement::boost_share`]).
+    pub fn boost_share(&self) -> f64 {
+        self.noise.boost_share()
     }
 
     /// Counts the judge's agreement over every item's records afresh (after

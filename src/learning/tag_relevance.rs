@@ -339,6 +339,18 @@ pub enum TagVerdict {
     Boost(f64),
 }
 
+impl TagVerdict {
+    /// The same verdict with its boost times `share`
+    /// ([`super::noise::Agreement::boost_share`]).
+    pub fn boost_times(self, share: f64) -> TagVerdict {
+        match self {
+            TagVerdict::Filtered => TagVerdict::Filtered,
+            TagVerdict::Probation(b) => TagVerdict::Probation(b * share),
+            TagVerdict::Boost(b) => TagVerdict::Boost(b * share),
+        }
+    }
+}
+
 /// Seed 001's filter: an average below the line (the seed's -0.1, or
 /// lower for a noisy judge: [`super::noise`]) over 3 or more evaluations
 /// (judged sessions). (memd also filters on fewer where an item's own
