@@ -855,15 +855,18 @@ fn a_filtered_lesson_comes_back_after_the_prompts_it_was_held_back_from() {
     assert!(log.to_string().contains("\"held\":1"), "{log}");
 }
 
+/// Direct feedback on `id` with the python tag.
+fn feedback_python(daemon: &Daemon, id: &str, verdict: &str) {
+    let out = daemon.memctl(&["feedback", id, verdict, "--tags", "python"]);
+    assert!(out.status.success(), "{}", stdout(&out));
+}
+
 #[test]
 fn a_filtered_lesson_judged_relevant_once_stays_a_re_check_until_confirmed() {
     let sandbox = Sandbox::new();
     sandbox.write("lessons.yaml", LESSONS);
     let daemon = Daemon::start(&sandbox);
-    let feedback = |daemon: &Daemon, verdict: &str| {
-        let out = daemon.memctl(&["feedback", "L-1", verdict, "--tags", "python"]);
-        assert!(out.status.success(), "{}", stdout(&out));
-    };
+    let feedback = |daemon: &Daemon, verdict: &str| feedback_python(daemon, "L-1", verdict);
     // Weight 2: -0.6, 0.18, -0.474, -0.932: filtered over 4 sessions.
     for verdict in ["--irrelevant", "--relevant", "--irrelevant", "--irrelevant"] {
         feedback(&daemon, verdict);
@@ -907,10 +910,7 @@ fn a_noisy_judge_leaves_a_share_of_the_seeds_boost() {
     let sandbox = Sandbox::new();
     sandbox.write("lessons.yaml", LESSONS);
     let daemon = Daemon::start(&sandbox);
-    let feedback = |id: &str, verdict: &str| {
-        let out = daemon.memctl(&["feedback", id, verdict, "--tags", "python"]);
-        assert!(out.status.success(), "{}", stdout(&out));
-    };
+    let feedback = |id: &str, verdict: &str| feedback_python(&daemon, id, verdict);
     let boost = |explained: &str| -> f64 {
         let at = explained.find("kept, boost ").expect(explained) + "kept, boost ".len();
         explained[at..]
