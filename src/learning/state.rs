@@ -87,22 +87,25 @@ impl Match {
         }
     }
 
-    /// `tag`'s score in `scores` as showings like this one have it; `key`
-    /// is a buffer for the weak-match name, so a lookup allocates nothing.
+    /// `tag`'s score in `scores` as showings like this one have it. The
+    /// weak-match name is written into one buffer a thread, so a lookup
+    /// allocates nothing (a query reads thousands).
     fn score_in<'s>(
         self,
         scores: &'s HashMap<String, TagScore>,
         tag: &str,
-        key: &mut String,
     ) -> Option<&'s TagScore> {
+        thread_local! {
+            static KEY: std::cell::RefCell<String> = const { std::cell::RefCell::new(String::new()) };
+        }
         match self {
             Match::Strong => scores.get(tag),
-            Match::Weak => {
+            Match::Weak => KEY.with_borrow_mut(|key| {
                 key.clear();
                 key.push_str(WEAK_MATCH);
                 key.push_str(tag);
                 scores.get(key.as_str())
-            }
+            }),
         }
     }
 }
@@ -297,11 +300,9 @@ fn evidence_over<'a>(
     read: Match,
     weight: impl Fn(&str) -> f64,
 ) -> Evidence {
-    // One buffer for the weak-match keys (this runs for every candidate).
-    let mut key = String::new();
     evidence(tags.into_iter().map(|tag| TagEvidence {
         weight: weight(tag),
-        score: scores.and_then(|s| read.score_in(s, tag, &mut key).copied()),
+        score: scores.and_then(|s| read.score_in(s, tag).copied()),
     }))
 }
 
@@ -788,10 +789,9 @@ impl Learned {
         // only shares its language: here decides the order only, and a
         // wider scope filters where it has earned it (Everywhere: judged
         // irrelevant in two contexts or more).
-        let mut key = String::new();
         let mut borrowed = false;
         let here = evidence(tags.iter().zip(&context.weights).map(|(tag, &weight)| {
-            let score = read.score_in(scores, tag, &mut key).copied();
+            let score = read.score_in(scores, tag).copied();
             borrowed |= score.is_none();
             TagEvidence { weight, score }
         }));
@@ -926,7 +926,6 @@ impl Learned {
     /// filter.
     fn judged_contexts<'a>(&'a self, item: &str, read: Match) -> impl Iterator<Item = bool> + 'a {
         let scores = self.tag_scores(item);
-        let mut buffer = String::new();
         let mut record = String::new();
         let mut tags = Vec::new();
         self.matches
@@ -940,14 +939,14 @@ impl Learned {
                 record.clear();
                 record.push_str(CONTEXT_RECORD);
                 record.push_str(key);
-                if let Some(own) = read.score_in(scores, &record, &mut buffer) {
+                if let Some(own) = read.score_in(scores, &record) {
                     return Some(own.level() < 0.0);
                 }
                 tags.clear();
                 for tag in key.split(',') {
                     tags.push(TagEvidence {
                         weight: self.weight(tag),
-                        score: Some(*read.score_in(scores, tag, &mut buffer)?),
+                        score: Some(*read.score_in(scores, tag)?),
                     });
                 }
                 Some(evidence(tags.iter().copied()).level < 0.0)
