@@ -1281,7 +1281,13 @@ fn a_verdict_on_a_prompt_that_matched_only_in_passing_counts_only_for_such_promp
     );
     let strong = explain_on(&daemon, "L-2", STACK_PROMPT);
     assert!(strong.contains(": kept"), "{strong}");
-    assert!(!strong.contains("in passing"), "{strong}");
+    assert!(
+        !strong.contains("this prompt matches it only in passing"),
+        "{strong}"
+    );
+    // Its record over every showing is below the line: shown on its topic
+    // as a re-check, until a strong match's verdict.
+    assert!(strong.contains("it is a re-check"), "{strong}");
     // The log lists the weak-match evidence, in the seed's format.
     let log = stdout(&daemon.memctl(&["log", "L-2"]));
     let words = log.split_whitespace().collect::<Vec<_>>().join(" ");
@@ -1301,6 +1307,78 @@ fn a_verdict_on_a_prompt_that_matched_only_in_passing_counts_only_for_such_promp
         judged.contains(&"python".to_string()) && judged.contains(&"~python".to_string()),
         "{v}"
     );
+}
+
+#[test]
+fn a_lesson_its_passing_matches_turn_against_is_re_checked_on_its_own_topic() {
+    let sandbox = Sandbox::new();
+    sandbox.write("lessons.yaml", PASSING);
+    let daemon = Daemon::start(&sandbox);
+    // Feedback speaks of the showing it follows (weight 2.0).
+    let judge = |task: &str, verdict: &str| {
+        assert!(shown_on(&daemon, task, None)
+            .iter()
+            .any(|(id, _)| id == "L-2"));
+        daemon.json(&["feedback", "L-2", verdict]);
+    };
+    // Relevant three times on its own topic: the seed's score 1.314, 1.0
+    // in the evaluator's unit, on strong matches and over every showing.
+    for _ in 0..3 {
+        judge(STACK_PROMPT, "--relevant");
+    }
+    let kept = explain_on(&daemon, "L-2", STACK_PROMPT);
+    assert!(kept.contains(": kept, boost"), "{kept}");
+    // Then irrelevant twice where it matched in passing: over every
+    // showing the seed's 0.320, then -0.376 (in the evaluator's unit
+    // 0.320 / 1.520 = 0.21, then -0.376 / 1.664 = -0.226, below the seed's
+    // -0.1); its record on strong matches still 1.314 (1.0).
+    judge(DIGEST_PROMPT, "--irrelevant");
+    assert!(explain_on(&daemon, "L-2", STACK_PROMPT).contains(": kept, boost"));
+    judge(DIGEST_PROMPT, "--irrelevant");
+    let log = stdout(&daemon.memctl(&["log", "L-2"]));
+    let words = log.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(words.contains("~@python -0.376 (+3/-2)"), "{log}");
+    assert!(words.contains(" @python +1.314 (+3/-0)"), "{log}");
+    // On its own topic it is now a re-check: still shown where it matches
+    // best, after the lessons that are kept, until a strong match's
+    // verdict tells a drift from prompts it was not about.
+    let items = daemon.json(&[
+        "query",
+        "--task",
+        STACK_PROMPT,
+        "--tags",
+        "python",
+        "--kinds",
+        "lesson",
+    ])["ok"]["answer"]["items"]
+        .clone();
+    let l2 = items
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|i| i["id"] == "L-2")
+        .unwrap_or_else(|| panic!("{items}"));
+    assert_eq!(l2["dimensions"]["probation"], 1.0, "{l2}");
+    let explained = explain_on(&daemon, "L-2", STACK_PROMPT);
+    assert!(
+        explained.contains("over every showing (`~@python` in memctl log"),
+        "{explained}"
+    );
+    assert!(explained.contains("is below -0.1"), "{explained}");
+    assert!(
+        explained
+            .contains("its next judged session on a prompt that matches it well settles which"),
+        "{explained}"
+    );
+    assert!(
+        explained.contains("over 5.0 judged sessions"),
+        "{explained}"
+    );
+    // Judged relevant there: over every showing 0.337 / 1.765 = 0.19, kept.
+    judge(STACK_PROMPT, "--relevant");
+    let kept = explain_on(&daemon, "L-2", STACK_PROMPT);
+    assert!(kept.contains(": kept, boost"), "{kept}");
+    assert!(!kept.contains("over every showing"), "{kept}");
 }
 
 #[test]

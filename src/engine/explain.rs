@@ -640,6 +640,10 @@ fn lesson(
             format!("boost {b:+.5}")
         }
     };
+    if let Some(all) = assessment.every_showing {
+        n.put("every_showing_avg", all.avg);
+        n.put("every_showing_evals", all.evals);
+    }
     n.say(match assessment.verdict {
         TagVerdict::Filtered if assessment.decided == Scope::Team => format!(
             "{over}: filtered by the team's verdicts, and nothing here says relevant; it is shown again when the team's verdicts or this engineer's own say it is relevant (`memctl feedback {id} --relevant`)"
@@ -655,6 +659,16 @@ fn lesson(
             tag_relevance::MIN_EVALS_FOR_FILTER,
             lesson::PROBATION_MIN_TASK_POINTS
         ),
+        TagVerdict::Probation(b) if assessment.every_showing.is_some() => {
+            let all = assessment.every_showing.unwrap_or_default();
+            format!(
+                "{over}: kept {which}, but its own record in this context over every showing (`{}` in memctl log, which verdicts on prompts that match it only in passing move too) is below {line}: {}; those verdicts say either that it does not help here (or no longer does) or that those prompts were not about it, and its next judged session on a prompt that matches it well settles which: until then it is a re-check, shown only on a task match of {} points, after the lessons that are kept ({}; memd's rule, not the seed's)",
+                Match::Weak.key(facts.record_key.as_deref().unwrap_or_default()),
+                figures(&all),
+                lesson::PROBATION_SHOW_TASK_POINTS,
+                boost(b)
+            )
+        }
         TagVerdict::Probation(b) if deciding.trial => format!(
             "{over}: on trial: it was filtered {which}, and one judged session since found it relevant; until the next confirms it, it is shown only on a task match of {} points, after the lessons that are kept ({})",
             lesson::PROBATION_SHOW_TASK_POINTS,

@@ -52,6 +52,18 @@ pub const NOISE_Z: f64 = 2.0;
 /// far as it goes.
 pub const NEAR_COIN_ERROR: f64 = 0.45;
 
+/// The least share of a score's spread that is the lesson's own rather
+/// than the judge's noise ([`Agreement::boost_share`]) for a lesson's
+/// record over every showing in a context to make a lesson its record on
+/// strong matches keeps a re-check there
+/// ([`super::state::Assessment::every_showing`]): one half, a record's
+/// moves more the lesson's than the judge's. A judge wrong about 31% of
+/// the time or more falls below it. (Measured, the learning bench, seeds
+/// 1-4, judge wrong 35% of the time, without this condition: busy's recall
+/// 0.619 -> 0.613, stacks' 0.745 -> 0.736; held out, seeds 9-16, busy's
+/// 0.626 -> 0.605, below learning off's 0.615.)
+pub const MIN_OWN_SHARE: f64 = 0.5;
+
 /// How many verdicts the share of relevant items counts for in an item's
 /// prior ([`Agreement::odds`]), beside the item's own verdicts in other
 /// contexts. Chosen on the learning bench's seeds 1-4, on a trial of the

@@ -11,7 +11,7 @@ pub type HashMap<K, V> = rustc_hash::FxHashMap<K, V>;
 
 use serde::{Deserialize, Serialize};
 
-use super::noise::{Agreement, Noise};
+use super::noise::{Agreement, Noise, MIN_OWN_SHARE};
 use crate::learning::tag_relevance::{
     auto_pin_by_matches, auto_pin_by_relevance, auto_unpin, evidence, tag_weight, verdict_at,
     verdict_scoped, Evidence, Scope, TagEvidence, TagScore, TagVerdict, CONTEXT_RECORD,
@@ -354,6 +354,13 @@ pub struct Assessment {
     /// that speak against it ([`Evidence::early`]): what decides here in
     /// place of the average over the context's tags ([`Scope::Context`]).
     pub record: Option<Evidence>,
+    /// memd: on a prompt that matches it well, where what decides keeps
+    /// it, its own record in this context over every showing (the
+    /// weak-match record, [`WEAK_MATCH`] before [`CONTEXT_RECORD`], which
+    /// every verdict moves) when that record filters it: it is then a
+    /// re-check ([`TagVerdict::Probation`]) until its next verdict on a
+    /// strong match ([`Learned::assess_in`]).
+    pub every_showing: Option<Evidence>,
 }
 
 impl Assessment {
@@ -716,6 +723,7 @@ impl Learned {
             borrowed: false,
             team: None,
             record: None,
+            every_showing: None,
         }
     }
 
@@ -850,6 +858,22 @@ impl Learned {
             (outcome, Scope::Here) if own_record.is_some() => (outcome, Scope::Context),
             decided => decided,
         };
+        // Kept on a strong match while its own record here over every
+        // showing filters it: the verdicts on passing matches say it no
+        // longer helps here (a drift), or that those prompts were not about
+        // it, and its next verdict on a strong match tells which; until
+        // then it is a re-check. Only while a record's moves are more the
+        // lesson's than the judge's noise ([`MIN_OWN_SHARE`]).
+        let every_showing = context
+            .record
+            .filter(|_| read == Match::Strong && matches!(outcome, TagVerdict::Boost(_)))
+            .filter(|_| self.boost_share() >= MIN_OWN_SHARE)
+            .map(|key| evidence_over(scores, [key], Match::Weak, |_| 1.0))
+            .filter(|all| all.evals >= MIN_EVALS_FOR_FILTER && all.level < line);
+        let outcome = match outcome {
+            TagVerdict::Boost(boost) if every_showing.is_some() => TagVerdict::Probation(boost),
+            outcome => outcome,
+        };
         // The seed's boost, in the share of it the judge's noise leaves.
         let outcome = outcome.boost_times(self.boost_share());
         let everywhere = (decided == Scope::Everywhere).then(record);
@@ -864,6 +888,7 @@ impl Learned {
             borrowed,
             team: None,
             record: own_record,
+            every_showing,
         }
     }
 
@@ -1426,7 +1451,6 @@ mod tests {
             l.judge("L-11", &[], &here, Match::Weak, -1.0, 1.0);
         }
         let strong = l.assess("L-11", &[], &here, Match::Strong);
-        assert!(matches!(strong.verdict, TagVerdict::Boost(b) if b > 0.0));
         assert_eq!(strong.here.evals, 3.0, "the weak verdicts are not here");
         let weak = l.assess("L-11", &[], &here, Match::Weak);
         assert_eq!(weak.read, Match::Weak);
@@ -1435,11 +1459,27 @@ mod tests {
             weak.here.evals, 9.0,
             "strong verdicts count for weak matches too"
         );
+        // Its record here over every showing filters it: on strong matches
+        // a re-check (with its boost), until a strong match's verdict.
+        assert!(matches!(strong.verdict, TagVerdict::Probation(b) if b > 0.0));
+        assert_eq!(strong.every_showing.map(|e| e.evals), Some(9.0));
+        // One relevant verdict there: -0.805 -> -0.264 over every showing,
+        // still a re-check; two: 0.115, kept.
+        l.judge("L-11", &[], &here, Match::Strong, 1.0, 1.0);
+        let strong = l.assess("L-11", &[], &here, Match::Strong);
+        assert!(matches!(strong.verdict, TagVerdict::Probation(_)));
+        l.judge("L-11", &[], &here, Match::Strong, 1.0, 1.0);
+        let strong = l.assess("L-11", &[], &here, Match::Strong);
+        assert!(matches!(strong.verdict, TagVerdict::Boost(b) if b > 0.0));
+        assert_eq!(strong.every_showing, None);
         // The seed's arithmetic in each: three relevant, then six
-        // irrelevant (0.657 x 0.7^6 - (1 - 0.7^6)).
+        // irrelevant (0.657 x 0.7^6 - (1 - 0.7^6)) on weak matches only,
+        // then two relevant on strong matches.
         let w = l.tag_score("L-11", "~python").unwrap();
-        assert!((w.score - (0.657 * 0.7f64.powi(6) - (1.0 - 0.7f64.powi(6)))).abs() < 1e-9);
-        assert!((l.tag_score("L-11", "python").unwrap().score - 0.657).abs() < 1e-9);
+        let weak_score = 0.657 * 0.7f64.powi(6) - (1.0 - 0.7f64.powi(6));
+        assert!((w.score - ((weak_score * 0.7 + 0.3) * 0.7 + 0.3)).abs() < 1e-9);
+        let strong_score = (0.657 * 0.7 + 0.3) * 0.7 + 0.3;
+        assert!((l.tag_score("L-11", "python").unwrap().score - strong_score).abs() < 1e-9);
         // Irrelevant on strong matches: filtered for both.
         for _ in 0..4 {
             l.judge("L-11", &[], &here, Match::Strong, -1.0, 1.0);
@@ -1454,6 +1494,36 @@ mod tests {
             aged.iter().all(|(t, _)| !t.starts_with(WEAK_MATCH)),
             "{aged:?}"
         );
+    }
+
+    #[test]
+    fn a_noisy_judges_passing_verdicts_do_not_make_a_re_check() {
+        let mut l = Learned::default();
+        let here = tags(&["billing", "python"]);
+        for _ in 0..3 {
+            l.judge("L-11", &[], &here, Match::Strong, 1.0, 1.0);
+        }
+        for _ in 0..10 {
+            l.judge("L-11", &[], &here, Match::Weak, -1.0, 1.0);
+        }
+        assert!(matches!(
+            l.assess("L-11", &[], &here, Match::Strong).verdict,
+            TagVerdict::Probation(_)
+        ));
+        // A judge that contradicts itself on half the pairs of its verdicts
+        // elsewhere (a coin): its noise is all of a score's spread.
+        let elsewhere = tags(&["search", "go"]);
+        for verdict in [1.0, -1.0].repeat(15) {
+            l.judge("L-12", &[], &elsewhere, Match::Strong, verdict, 1.0);
+        }
+        l.recount_agreement();
+        assert!(l.boost_share() < MIN_OWN_SHARE, "{}", l.boost_share());
+        // Its record over every showing is still below the (lowered) line.
+        let all = l.assess("L-11", &[], &here, Match::Weak);
+        assert!(all.here.level < l.filter_line(), "{all:?}");
+        let strong = l.assess("L-11", &[], &here, Match::Strong);
+        assert!(matches!(strong.verdict, TagVerdict::Boost(_)), "{strong:?}");
+        assert_eq!(strong.every_showing, None);
     }
 
     #[test]

@@ -10,7 +10,14 @@
 //!   its tags' counts, not their sum;
 //! - a verdict speaks for showings like the one it judged: one earned on a
 //!   prompt the item matched only in passing counts only for such prompts
-//!   (the engine keeps it apart: `engine::Match`);
+//!   (the engine keeps it apart: `engine::Match`); but where a context's
+//!   record over every showing filters an item that its record on strong
+//!   matches keeps, the item is a re-check on strong matches until its next
+//!   verdict there (`Assessment::every_showing`): passing matches judged
+//!   irrelevant are how a drift shows first, as strong matches come less
+//!   often (measured: stale lessons stopped within five sessions of a
+//!   drift, held-out seeds, 25 -> 30 of 45 in one world, 10 -> 17 of 23 in
+//!   another: BENCHMARKS.md);
 //! - tags weigh by how well they tell contexts apart ([`tag_weight`]): a tag
 //!   present in every context (the OS) neither dilutes a verdict nor carries
 //!   one elsewhere;
