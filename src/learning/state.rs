@@ -1438,18 +1438,24 @@ mod tests {
         }
     }
 
-    #[test]
-    fn a_verdict_on_a_weak_match_counts_only_for_weak_matches() {
+    /// L-11 in a billing python context: relevant three times where its
+    /// topic came up (strong matches), then irrelevant `passing` times on
+    /// prompts about other topics that share a word.
+    fn judged_in_passing(passing: usize) -> (Learned, Vec<String>) {
         let mut l = Learned::default();
         let here = tags(&["billing", "python"]);
-        // Relevant where its topic came up (strong matches)...
         for _ in 0..3 {
             l.judge("L-11", &[], &here, Match::Strong, 1.0, 1.0);
         }
-        // ...irrelevant on prompts about other topics that share a word.
-        for _ in 0..6 {
+        for _ in 0..passing {
             l.judge("L-11", &[], &here, Match::Weak, -1.0, 1.0);
         }
+        (l, here)
+    }
+
+    #[test]
+    fn a_verdict_on_a_weak_match_counts_only_for_weak_matches() {
+        let (mut l, here) = judged_in_passing(6);
         let strong = l.assess("L-11", &[], &here, Match::Strong);
         assert_eq!(strong.here.evals, 3.0, "the weak verdicts are not here");
         let weak = l.assess("L-11", &[], &here, Match::Weak);
@@ -1498,14 +1504,7 @@ mod tests {
 
     #[test]
     fn a_noisy_judges_passing_verdicts_do_not_make_a_re_check() {
-        let mut l = Learned::default();
-        let here = tags(&["billing", "python"]);
-        for _ in 0..3 {
-            l.judge("L-11", &[], &here, Match::Strong, 1.0, 1.0);
-        }
-        for _ in 0..10 {
-            l.judge("L-11", &[], &here, Match::Weak, -1.0, 1.0);
-        }
+        let (mut l, here) = judged_in_passing(10);
         assert!(matches!(
             l.assess("L-11", &[], &here, Match::Strong).verdict,
             TagVerdict::Probation(_)
