@@ -1605,6 +1605,93 @@ fn two_irrelevant_verdicts_filter_in_their_repository_once_the_judge_is_read() {
 }
 
 #[test]
+fn verdicts_from_contexts_that_predict_each_other_filter_a_lesson_judged_once_here() {
+    let sandbox = Sandbox::new();
+    let mut yaml = LESSONS.to_string();
+    for i in 0..30 {
+        yaml.push_str(&format!(
+            "  - id: F-{i}\n    text: Feature flag {i} keeps its default in staging\n"
+        ));
+    }
+    sandbox.write("lessons.yaml", yaml);
+    let daemon = Daemon::start(&sandbox);
+    let (billing, shop, search) = (
+        "python,django,billing",
+        "python,django,shop",
+        "python,django,search",
+    );
+    let feedback = |id: &str, relevant: bool, tags: &str| {
+        let verdict = if relevant {
+            "--relevant"
+        } else {
+            "--irrelevant"
+        };
+        daemon.json(&["feedback", id, verdict, "--tags", tags]);
+    };
+    // L-1 shown in the billing repository and judged irrelevant there,
+    // then judged irrelevant once in search.
+    let shown = open_session(&daemon, "b-1", billing);
+    assert!(
+        common::item_ids(&shown).contains(&"L-1".to_string()),
+        "{shown}"
+    );
+    feedback("L-1", false, billing);
+    feedback("L-1", false, search);
+    // Until memd has seen how often contexts agree: kept in search (one
+    // judged session of its own there).
+    assert!(lesson_ids(&daemon, search).contains(&"L-1".to_string()));
+    // Thirty lessons judged twice in billing and twice in shop: ten
+    // relevant, ten irrelevant, ten with one wrong verdict in shop (120
+    // pairs within a repository, 20 disagreeing; 240 across the two, 40
+    // disagreeing, as often as within one: a lesson helps in both or in
+    // neither).
+    for i in 0..30 {
+        let id = format!("F-{i}");
+        let (b, s) = match i % 3 {
+            0 => ([true, true], [true, true]),
+            1 => ([false, false], [false, false]),
+            _ => ([true, true], [true, false]),
+        };
+        for (tags, verdicts) in [(billing, b), (shop, s)] {
+            for v in verdicts {
+                feedback(&id, v, tags);
+            }
+        }
+    }
+    let status = daemon.json(&["status"]);
+    let judge = &status["ok"]["status"]["judge"];
+    assert_eq!(judge["pairs_across"], 240 + 2, "{judge}");
+    assert!(
+        judge["relevance_differs"].as_f64().unwrap() < 0.01,
+        "{judge}"
+    );
+    let line = stdout(&daemon.memctl(&["status"]));
+    assert!(
+        line.contains("a lesson's relevance differs between two contexts 0% of the time"),
+        "{line}"
+    );
+    // Billing's verdict speaks for search: filtered there.
+    assert!(!lesson_ids(&daemon, search).contains(&"L-1".to_string()));
+    let why = explain(&daemon, "L-1", search);
+    assert!(
+        why.contains(
+            "filtered on its verdicts in every context it was judged in, read for this one"
+        ) && why.contains("0 relevant and 1 irrelevant here, 0 and 1 in 1 other context(s)")
+            && why.contains("about 0%"),
+        "{why}"
+    );
+    // Never judged in shop: billing's verdict does not filter it there.
+    assert!(lesson_ids(&daemon, shop).contains(&"L-1".to_string()));
+    // One verdict in all: kept.
+    feedback("L-2", false, search);
+    assert!(lesson_ids(&daemon, search).contains(&"L-2".to_string()));
+    // Judged relevant twice in search since: on balance relevant there.
+    feedback("L-1", true, search);
+    feedback("L-1", true, search);
+    assert!(lesson_ids(&daemon, search).contains(&"L-1".to_string()));
+}
+
+#[test]
 fn a_pin_by_hand_shows_a_lesson_at_session_start_until_unpinned() {
     let sandbox = Sandbox::new();
     sandbox.write("lessons.yaml", LESSONS);

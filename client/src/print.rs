@@ -396,9 +396,18 @@ fn judge_line(j: &memd::protocol::JudgeNoise) -> String {
         "{} of {} pairs of verdicts on one item in one context disagree",
         j.disagreeing, j.pairs
     );
+    let across = match j.relevance_differs {
+        Some(d) => format!(
+            "; across two contexts {} of {} disagree: a lesson's relevance differs between two contexts {:.0}% of the time",
+            j.disagreeing_across,
+            j.pairs_across,
+            d * 100.0
+        ),
+        None => String::new(),
+    };
     match j.error {
         Some(e) => format!(
-            "{seen}, as from a judge wrong {:.1}% of the time; filter line {:.3} (seed 001: -0.1)",
+            "{seen}, as from a judge wrong {:.1}% of the time; filter line {:.3} (seed 001: -0.1){across}",
             e * 100.0,
             j.filter_line
         ),

@@ -442,6 +442,9 @@ impl Handler {
                     filter_line: agreement.filter_line(),
                     pairs_needed: crate::learning::noise::MIN_PAIRS,
                     near_coin: agreement.near_coin(),
+                    pairs_across: agreement.pairs_across,
+                    disagreeing_across: agreement.disagreeing_across,
+                    relevance_differs: agreement.relevance_differs(),
                 }
             },
         }

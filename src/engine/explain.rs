@@ -603,6 +603,10 @@ fn lesson(
             assessment.everywhere.unwrap_or_default(),
         ),
         Scope::Team => ("by the team", e),
+        Scope::Pooled => (
+            "on its verdicts in every context it was judged in, read for this one",
+            assessment.everywhere.unwrap_or_default(),
+        ),
         Scope::Context => (
             "on its own record in this context",
             assessment.record.unwrap_or_default(),
@@ -640,6 +644,11 @@ fn lesson(
             format!("boost {b:+.5}")
         }
     };
+    if let Some(p) = assessment.pooled {
+        n.put("pooled_prior", p.odds.prior);
+        n.put("pooled_now", p.odds.now);
+        n.put("relevance_differs", p.differs);
+    }
     if let Some(all) = assessment.every_showing {
         n.put("every_showing_avg", all.avg);
         n.put("every_showing_evals", all.evals);
@@ -648,6 +657,25 @@ fn lesson(
         TagVerdict::Filtered if assessment.decided == Scope::Team => format!(
             "{over}: filtered by the team's verdicts, and nothing here says relevant; it is shown again when the team's verdicts or this engineer's own say it is relevant (`memctl feedback {id} --relevant`)"
         ),
+        TagVerdict::Filtered if assessment.pooled.is_some() => {
+            let p = assessment.pooled.unwrap_or_else(|| unreachable!());
+            format!(
+                "{over}: filtered on its verdicts in every context it was judged in, read for this one (memd's rule, not the seed's): {:.0} relevant and {:.0} irrelevant here, {:.0} and {:.0} in {} other context(s), each read through the judge's error ({}) and the others through how often a lesson's relevance differs between two contexts (about {:.0}%, from the judge's verdicts on one lesson in two contexts), leave it a {:.2} chance of being relevant here, less than half the {:.2} share of judged lessons found relevant; it gets another chance once held back from {wait:.0} prompts it matches (a task match of {} points or more)",
+                p.here.0,
+                p.here.1,
+                p.elsewhere.0,
+                p.elsewhere.1,
+                p.contexts,
+                learned
+                    .agreement()
+                    .judge_error()
+                    .map_or_else(|| "not read".to_string(), |e| format!("about {:.0}%", e * 100.0)),
+                p.differs * 100.0,
+                p.odds.now,
+                p.odds.prior,
+                lesson::PROBATION_MIN_TASK_POINTS
+            )
+        }
         TagVerdict::Filtered if early.is_some() => early.unwrap_or_default(),
         TagVerdict::Filtered if read == Match::Weak => format!(
             "{over}: filtered {which} on prompts that match it in passing (>= {} sessions and below {line}); a verdict on a prompt that matches it well (a task match of {} points or more) counts here too",

@@ -32,6 +32,16 @@
 //! ([`Agreement::odds`]): what lets its own record there filter it before
 //! the seed's three sessions
 //! ([`super::tag_relevance::MIN_EVALS_EARLY`]).
+//!
+//! Two verdicts on one item in two different contexts disagree more often
+//! than two in one context by as much as the item's relevance differs
+//! between contexts ([`Agreement::relevance_differs`]): where relevance
+//! goes with the item (advice that helps everywhere, or nowhere), no more
+//! often; where each repository has its own conventions, up to a coin's.
+//! That share is how far a context's verdicts speak for another one, the
+//! scope that "predicted this context well": [`Agreement::pooled`] reads
+//! each other context's verdicts for this one through it
+//! ([`super::tag_relevance::Scope::Pooled`]).
 
 use super::tag_relevance::{TagScore, EMA_ALPHA, NEGATIVE_SCORE_THRESHOLD};
 
@@ -72,6 +82,11 @@ pub const MIN_OWN_SHARE: f64 = 0.5;
 /// BENCHMARKS.md.
 pub const PRIOR_VERDICTS: f64 = 2.0;
 
+/// The most one context's verdicts move an item's log odds elsewhere
+/// ([`Agreement::pooled`]): far beyond any decision, and within what a
+/// float holds.
+const MAX_LOG_ODDS: f64 = 50.0;
+
 /// Pairs of verdicts on one item in one context, and how many of them
 /// disagree, summed over the records counted ([`Agreement::of_record`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -85,6 +100,11 @@ pub struct Agreement {
     pub verdicts: u64,
     /// Of those, the relevant ones.
     pub relevant: u64,
+    /// Ordered pairs of verdicts on one item in two different contexts
+    /// ([`Agreement::across`]).
+    pub pairs_across: u64,
+    /// Of those, the pairs of one relevant and one irrelevant verdict.
+    pub disagreeing_across: u64,
 }
 
 impl Agreement {
@@ -97,6 +117,18 @@ impl Agreement {
             disagreeing: 2 * p * q,
             verdicts: n,
             relevant: p,
+            ..Agreement::default()
+        }
+    }
+
+    /// The pairs of an item's verdicts in two different contexts: those of
+    /// its record in every context (`everywhere`) that are not pairs within
+    /// one context (`self`, its records a context).
+    pub fn across(self, everywhere: Agreement) -> Agreement {
+        Agreement {
+            pairs_across: everywhere.pairs.saturating_sub(self.pairs),
+            disagreeing_across: everywhere.disagreeing.saturating_sub(self.disagreeing),
+            ..self
         }
     }
 
@@ -107,6 +139,10 @@ impl Agreement {
             disagreeing: self.disagreeing.saturating_add(other.disagreeing),
             verdicts: self.verdicts.saturating_add(other.verdicts),
             relevant: self.relevant.saturating_add(other.relevant),
+            pairs_across: self.pairs_across.saturating_add(other.pairs_across),
+            disagreeing_across: self
+                .disagreeing_across
+                .saturating_add(other.disagreeing_across),
         }
     }
 
@@ -117,6 +153,10 @@ impl Agreement {
             disagreeing: self.disagreeing.saturating_sub(other.disagreeing),
             verdicts: self.verdicts.saturating_sub(other.verdicts),
             relevant: self.relevant.saturating_sub(other.relevant),
+            pairs_across: self.pairs_across.saturating_sub(other.pairs_across),
+            disagreeing_across: self
+                .disagreeing_across
+                .saturating_sub(other.disagreeing_across),
         }
     }
 
@@ -164,6 +204,55 @@ impl Agreement {
         let ratio = (e / (1.0 - e)).powf(here.1 - here.0);
         let now = prior * ratio / (prior * ratio + 1.0 - prior);
         Some(Odds { prior, now })
+    }
+
+    /// How often an item's relevance in one context differs from its
+    /// relevance in another: two verdicts on one item in two contexts
+    /// disagree with probability `w + d (1 - 2e)^2`, `w = 2e(1 - e)` the
+    /// judge's own disagreement and `d` this share. `None` until
+    /// [`MIN_PAIRS`] pairs across contexts are seen and the judge's error
+    /// is read. At most one half: contexts that share nothing.
+    pub fn relevance_differs(&self) -> Option<f64> {
+        if self.pairs_across < MIN_PAIRS {
+            return None;
+        }
+        let e = self.judge_error()?;
+        let own = 2.0 * e * (1.0 - e);
+        let seen = self.disagreeing_across as f64 / self.pairs_across as f64;
+        Some(((seen - own) / (1.0 - 2.0 * e).powi(2)).clamp(0.0, 0.5))
+    }
+
+    /// How likely an item is to be relevant in a context, from the share
+    /// of relevant items, its verdicts `here` (relevant, irrelevant), and
+    /// its verdicts in each other context it was judged in (`others`):
+    /// each context's verdicts speak of its relevance there through the
+    /// judge's error, and that relevance of its relevance here through
+    /// [`Agreement::relevance_differs`] (so one context, however many its
+    /// verdicts, moves the odds at most `(1 - d) / d` times). `None` where
+    /// [`Agreement::odds`] is.
+    pub fn pooled(
+        &self,
+        here: (f64, f64),
+        others: impl IntoIterator<Item = (f64, f64)>,
+    ) -> Option<Odds> {
+        if self.filter_line() < NEGATIVE_SCORE_THRESHOLD {
+            return None;
+        }
+        let e = self.judge_error()?;
+        let d = self.relevance_differs()?;
+        let share = self.relevant as f64 / self.verdicts.max(1) as f64;
+        let prior = through_error(share, e);
+        // In log odds, each context's bounded, so that no count overflows.
+        let step = ((1.0 - e) / e.max(1e-3)).ln();
+        let mut log_odds = (prior / (1.0 - prior)).ln() + step * (here.0 - here.1);
+        for (p, q) in others {
+            let there = (step * (p - q)).clamp(-MAX_LOG_ODDS, MAX_LOG_ODDS).exp();
+            log_odds += (((1.0 - d) * there + d) / (d * there + 1.0 - d)).ln();
+        }
+        Some(Odds {
+            prior,
+            now: 1.0 / (1.0 + (-log_odds).exp()),
+        })
     }
 
     /// The share of seed 001's boost memd adds (memd, not the seed): the
@@ -301,6 +390,8 @@ mod tests {
                 disagreeing: 6,
                 verdicts: 4,
                 relevant: 3,
+                pairs_across: 0,
+                disagreeing_across: 0,
             }
         );
         assert_eq!(Agreement::of_record(&TagScore::default()).pairs, 0);
@@ -388,5 +479,60 @@ mod tests {
         // time in three): nothing either.
         assert!(seen(1000, 0.455).filter_line() < NEGATIVE_SCORE_THRESHOLD);
         assert_eq!(seen(1000, 0.455).odds((0.0, 2.0), (0.0, 0.0)), None);
+    }
+
+    #[test]
+    fn contexts_predict_each_other_as_far_as_their_verdicts_agree() {
+        // A judge wrong one time in five (pairs within one context disagree
+        // 0.32 of the time), half of whose verdicts say relevant; `across`:
+        // the share of pairs across two contexts that disagree.
+        let judged = |across: f64| Agreement {
+            verdicts: 1000,
+            relevant: 500,
+            pairs_across: 1000,
+            disagreeing_across: (1000.0 * across).round() as u64,
+            ..seen(1000, 0.32)
+        };
+        // As often as within one: an item's relevance is the same in
+        // every context. Half of them: contexts that share nothing. In
+        // between, (0.41 - 0.32) / (1 - 0.4)^2 = a quarter.
+        let differs = |across: f64| judged(across).relevance_differs().unwrap();
+        assert!(differs(0.32) < 1e-9);
+        assert!((differs(0.5) - 0.5).abs() < 1e-9);
+        assert!((differs(0.41) - 0.25).abs() < 1e-9);
+        assert_eq!(differs(0.7), 0.5);
+        let unread = Agreement {
+            pairs_across: MIN_PAIRS - 1,
+            ..judged(0.32)
+        };
+        assert_eq!(unread.relevance_differs(), None);
+        assert_eq!(unread.pooled((0.0, 1.0), [(0.0, 1.0)]), None);
+        // One irrelevant verdict here: odds of 1 to 4, a chance of 0.2.
+        let quarter = judged(0.41);
+        let alone = quarter.pooled((0.0, 1.0), []).unwrap();
+        assert!((alone.prior - 0.5).abs() < 1e-9 && (alone.now - 0.2).abs() < 1e-9);
+        // Two irrelevant verdicts in another context: that context is
+        // likely irrelevant, and this one with it a quarter less often.
+        let two = quarter.pooled((0.0, 1.0), [(0.0, 2.0)]).unwrap();
+        let there = 1.0 / 16.0;
+        let moved = (0.75 * there + 0.25) / (0.25 * there + 0.75) / 4.0;
+        assert!((two.now - moved / (1.0 + moved)).abs() < 1e-9, "{two:?}");
+        // However many, one context moves the odds at most (1 - d) / d =
+        // 3 times: 1 to 12, a chance of 1 / 13.
+        let many = quarter.pooled((0.0, 1.0), [(0.0, 500.0)]).unwrap();
+        assert!((many.now - 1.0 / 13.0).abs() < 1e-9, "{many:?}");
+        // Where relevance is the same everywhere, each verdict counts as
+        // one here; where contexts share nothing, not at all.
+        let same = judged(0.32).pooled((0.0, 1.0), [(0.0, 1.0)]).unwrap();
+        assert!((same.now - 1.0 / 17.0).abs() < 1e-9, "{same:?}");
+        let apart = judged(0.5).pooled((0.0, 1.0), [(0.0, 5.0)]).unwrap();
+        assert!((apart.now - 0.2).abs() < 1e-9, "{apart:?}");
+        // A judge noisy enough to move the seed's line: nothing.
+        let noisy = Agreement {
+            pairs_across: 1000,
+            disagreeing_across: 455,
+            ..seen(1000, 0.455)
+        };
+        assert_eq!(noisy.pooled((0.0, 2.0), [(0.0, 2.0)]), None);
     }
 }

@@ -121,12 +121,18 @@ fn has_weak_evidence(scores: &HashMap<String, TagScore>) -> bool {
 /// passing match also says whether the prompt was about it, which varies
 /// from prompt to prompt where the judge does not err.
 fn agreement_in(scores: &HashMap<String, TagScore>) -> Agreement {
-    scores
+    let within = scores
         .iter()
         .filter(|(key, _)| key.starts_with(CONTEXT_RECORD))
         .fold(Agreement::default(), |sum, (_, s)| {
             sum.plus(Agreement::of_record(s))
-        })
+        });
+    within.across(
+        scores
+            .get(EVERYWHERE)
+            .map(Agreement::of_record)
+            .unwrap_or_default(),
+    )
 }
 
 /// A pin: by hand, or by one of seed 001's rules.
@@ -361,6 +367,27 @@ pub struct Assessment {
     /// re-check ([`TagVerdict::Probation`]) until its next verdict on a
     /// strong match ([`Learned::assess_in`]).
     pub every_showing: Option<Evidence>,
+    /// memd: where it decided ([`Scope::Pooled`]), its verdicts in every
+    /// context it was judged in, read for this one.
+    pub pooled: Option<Pooled>,
+}
+
+/// An item's verdicts in every context it was judged in, read for one
+/// context ([`super::noise::Agreement::pooled`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Pooled {
+    /// Its (relevant, irrelevant) verdicts in this context.
+    pub here: (f64, f64),
+    /// Its (relevant, irrelevant) verdicts in the other contexts, summed.
+    pub elsewhere: (f64, f64),
+    /// How many other contexts they came from.
+    pub contexts: usize,
+    /// How often an item's relevance differs between two contexts
+    /// ([`super::noise::Agreement::relevance_differs`]).
+    pub differs: f64,
+    /// How likely it is to be relevant here: the share of relevant items,
+    /// and after its verdicts.
+    pub odds: super::noise::Odds,
 }
 
 impl Assessment {
@@ -724,6 +751,7 @@ impl Learned {
             team: None,
             record: None,
             every_showing: None,
+            pooled: None,
         }
     }
 
@@ -827,12 +855,63 @@ impl Learned {
         // Its record everywhere is looked at only when nothing narrower
         // decided, and the contexts it was judged in (a walk over them) are
         // counted only when that record would decide.
-        let wider = [(Scope::Elsewhere, elsewhere)].into_iter().chain(
-            std::iter::once_with(|| (Scope::Everywhere, record())).filter(|&(_, all)| {
-                !matches!(verdict_at(all, line), TagVerdict::Boost(_))
-                    && self.against_in_at_least(item, read, MIN_CONTEXTS_FOR_EVERYWHERE)
-            }),
-        );
+        let pooled = std::cell::Cell::new(None);
+        let wider = [(Scope::Elsewhere, elsewhere)]
+            .into_iter()
+            .chain(
+                std::iter::once_with(|| (Scope::Everywhere, record())).filter(|&(_, all)| {
+                    !matches!(verdict_at(all, line), TagVerdict::Boost(_))
+                        && self.against_in_at_least(item, read, MIN_CONTEXTS_FOR_EVERYWHERE)
+                }),
+            )
+            .chain(
+                std::iter::once_with(|| {
+                    // Judged here at least once: one repository's verdicts
+                    // never filter it in another.
+                    let here_counts = context
+                        .record
+                        .and_then(|key| read.score_in(scores?, key))
+                        .map_or((0.0, 0.0), |s| {
+                            (f64::from(s.positive), f64::from(s.negative))
+                        });
+                    let judged_here = here_counts.0 + here_counts.1;
+                    if judged_here < 1.0 {
+                        return None;
+                    }
+                    let agreement = self.noise.agreement();
+                    let mut there = (0.0, 0.0);
+                    let mut contexts = 0;
+                    let others = self
+                        .records_in_contexts(item, read, context.record)
+                        .inspect(|&(p, q)| {
+                            there.0 += p;
+                            there.1 += q;
+                            contexts += 1;
+                        });
+                    let odds = agreement.pooled(here_counts, others)?;
+                    // As on its own record here, never on one verdict.
+                    if judged_here + there.0 + there.1 < MIN_EVALS_EARLY {
+                        return None;
+                    }
+                    pooled.set(Some(Pooled {
+                        here: here_counts,
+                        elsewhere: there,
+                        contexts,
+                        differs: agreement.relevance_differs()?,
+                        odds,
+                    }));
+                    odds.against().then(|| {
+                        (
+                            Scope::Pooled,
+                            Evidence {
+                                early: Some(odds),
+                                ..record()
+                            },
+                        )
+                    })
+                })
+                .flatten(),
+            );
         // A context with the seed's three judged sessions of its own
         // decides on its own record, not on what the tags it shares hold;
         // one with fewer, where its verdicts speak against the item clearly
@@ -876,7 +955,7 @@ impl Learned {
         };
         // The seed's boost, in the share of it the judge's noise leaves.
         let outcome = outcome.boost_times(self.boost_share());
-        let everywhere = (decided == Scope::Everywhere).then(record);
+        let everywhere = matches!(decided, Scope::Everywhere | Scope::Pooled).then(record);
         Assessment {
             here,
             elsewhere,
@@ -889,6 +968,7 @@ impl Learned {
             team: None,
             record: own_record,
             every_showing,
+            pooled: pooled.get().filter(|_| decided == Scope::Pooled),
         }
     }
 
@@ -931,6 +1011,33 @@ impl Learned {
             .agreement()
             .odds(here, elsewhere)
             .filter(super::noise::Odds::against)
+    }
+
+    /// `item`'s (relevant, irrelevant) verdicts in each context it was
+    /// shown and judged in that has its own record, as showings like
+    /// `read` have it, but `except`.
+    fn records_in_contexts<'a>(
+        &'a self,
+        item: &str,
+        read: Match,
+        except: Option<&'a str>,
+    ) -> impl Iterator<Item = (f64, f64)> + 'a {
+        let scores = self.tag_scores(item);
+        let mut record = String::new();
+        self.matches
+            .get(item)
+            .into_iter()
+            .flat_map(|shown| shown.keys())
+            .filter_map(move |key| {
+                record.clear();
+                record.push_str(CONTEXT_RECORD);
+                record.push_str(key);
+                if except == Some(record.as_str()) {
+                    return None;
+                }
+                let s = read.score_in(scores?, &record)?;
+                Some((f64::from(s.positive), f64::from(s.negative)))
+            })
     }
 
     /// Whether `item` was judged irrelevant on balance in at least `n`
@@ -1756,6 +1863,73 @@ mod tests {
         let other = tags(&["other", "linux"]);
         l.judge("L-10", &[], &other, Match::Strong, -1.0, 2.0);
         assert_eq!(l.contexts_judged("L-10", Match::Strong), 0);
+    }
+
+    #[test]
+    fn verdicts_in_contexts_that_predict_each_other_filter_with_one_here() {
+        let mut l = Learned::default();
+        let [x, y, here] = [
+            ["billing", "python"],
+            ["shop", "python"],
+            ["search", "python"],
+        ]
+        .map(|t| tags(&t));
+        for t in [&x, &y, &here] {
+            l.observe_session(t);
+        }
+        let verdicts = |l: &mut Learned, item: &str, t: &[String], raws: &[f64]| {
+            for &raw in raws {
+                l.shown(item, t);
+                l.judge(item, &[], t, Match::Strong, raw, 1.0);
+            }
+            l.recount_agreement();
+        };
+        // Thirty items judged twice in each of two contexts: ten relevant,
+        // ten irrelevant, ten with one wrong verdict in the second (120
+        // pairs within a context, 20 disagreeing: a judge wrong about one
+        // time in eleven; 240 pairs across the two, 40 disagreeing, as
+        // often as within one: an item is relevant in both or in neither).
+        for i in 0..30 {
+            let (first, second): (&[f64], &[f64]) = match i % 3 {
+                0 => (&[1.0, 1.0], &[1.0, 1.0]),
+                1 => (&[-1.0, -1.0], &[-1.0, -1.0]),
+                _ => (&[1.0, 1.0], &[1.0, -1.0]),
+            };
+            verdicts(&mut l, &format!("F-{i}"), &x, first);
+            verdicts(&mut l, &format!("F-{i}"), &y, second);
+        }
+        let a = l.agreement();
+        assert_eq!((a.pairs, a.disagreeing), (120, 20));
+        assert_eq!((a.pairs_across, a.disagreeing_across), (240, 40));
+        assert!(a.relevance_differs().unwrap() < 1e-9);
+        // Judged irrelevant once here and once in another context: both
+        // speak for this one, and it is filtered here.
+        verdicts(&mut l, "L-1", &x, &[-1.0]);
+        verdicts(&mut l, "L-1", &here, &[-1.0]);
+        let pooled = l.assess("L-1", &[], &here, Match::Strong);
+        assert_eq!(pooled.verdict, TagVerdict::Filtered);
+        assert_eq!(pooled.decided, Scope::Pooled);
+        let p = pooled.pooled.unwrap();
+        assert_eq!(
+            (p.here, p.elsewhere, p.contexts),
+            ((0.0, 1.0), (0.0, 1.0), 1)
+        );
+        assert!(p.odds.now < p.odds.prior / 2.0, "{p:?}");
+        // One verdict in all: kept, as on its own record.
+        verdicts(&mut l, "L-2", &here, &[-1.0]);
+        let one = l.assess("L-2", &[], &here, Match::Strong);
+        assert!(matches!(one.verdict, TagVerdict::Boost(_)));
+        assert_eq!(one.pooled, None);
+        // Never judged here: another context's verdicts, however many,
+        // order it but do not filter it.
+        verdicts(&mut l, "L-3", &x, &[-1.0, -1.0]);
+        let unjudged = l.assess("L-3", &[], &here, Match::Strong);
+        assert!(matches!(unjudged.verdict, TagVerdict::Boost(_)));
+        // Judged relevant in the other context: kept here.
+        verdicts(&mut l, "L-4", &x, &[1.0, 1.0]);
+        verdicts(&mut l, "L-4", &here, &[-1.0]);
+        let trusted = l.assess("L-4", &[], &here, Match::Strong);
+        assert!(matches!(trusted.verdict, TagVerdict::Boost(_)));
     }
 
     #[test]

@@ -513,6 +513,16 @@ pub struct JudgeNoise {
     /// nothing (`memctl doctor` fails the judge).
     #[serde(default)]
     pub near_coin: bool,
+    /// Pairs of verdicts on one item in two different contexts.
+    #[serde(default)]
+    pub pairs_across: u64,
+    /// Of those, the pairs that disagree.
+    #[serde(default)]
+    pub disagreeing_across: u64,
+    /// How often an item's relevance differs between two contexts, read
+    /// from those pairs and the judge's error, once there are enough.
+    #[serde(default)]
+    pub relevance_differs: Option<f64>,
 }
 
 /// A project that shares its verdicts (`.memd/team.toml`).
