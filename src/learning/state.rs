@@ -1024,20 +1024,24 @@ impl Learned {
     ) -> impl Iterator<Item = (f64, f64)> + 'a {
         let scores = self.tag_scores(item);
         let mut record = String::new();
+        self.shown_in(item).filter_map(move |key| {
+            record.clear();
+            record.push_str(CONTEXT_RECORD);
+            record.push_str(key);
+            if except == Some(record.as_str()) {
+                return None;
+            }
+            let s = read.score_in(scores?, &record)?;
+            Some((f64::from(s.positive), f64::from(s.negative)))
+        })
+    }
+
+    /// The contexts (their keys) `item` was shown to a session in.
+    fn shown_in<'a>(&'a self, item: &str) -> impl Iterator<Item = &'a String> + 'a {
         self.matches
             .get(item)
             .into_iter()
             .flat_map(|shown| shown.keys())
-            .filter_map(move |key| {
-                record.clear();
-                record.push_str(CONTEXT_RECORD);
-                record.push_str(key);
-                if except == Some(record.as_str()) {
-                    return None;
-                }
-                let s = read.score_in(scores?, &record)?;
-                Some((f64::from(s.positive), f64::from(s.negative)))
-            })
     }
 
     /// Whether `item` was judged irrelevant on balance in at least `n`
@@ -1060,29 +1064,25 @@ impl Learned {
         let scores = self.tag_scores(item);
         let mut record = String::new();
         let mut tags = Vec::new();
-        self.matches
-            .get(item)
-            .into_iter()
-            .flat_map(|shown| shown.keys())
-            .filter_map(move |key| {
-                let scores = scores?;
-                // Its own record there, once it has one: the tags a context
-                // shares with others hold their verdicts too.
-                record.clear();
-                record.push_str(CONTEXT_RECORD);
-                record.push_str(key);
-                if let Some(own) = read.score_in(scores, &record) {
-                    return Some(own.level() < 0.0);
-                }
-                tags.clear();
-                for tag in key.split(',') {
-                    tags.push(TagEvidence {
-                        weight: self.weight(tag),
-                        score: Some(*read.score_in(scores, tag)?),
-                    });
-                }
-                Some(evidence(tags.iter().copied()).level < 0.0)
-            })
+        self.shown_in(item).filter_map(move |key| {
+            let scores = scores?;
+            // Its own record there, once it has one: the tags a context
+            // shares with others hold their verdicts too.
+            record.clear();
+            record.push_str(CONTEXT_RECORD);
+            record.push_str(key);
+            if let Some(own) = read.score_in(scores, &record) {
+                return Some(own.level() < 0.0);
+            }
+            tags.clear();
+            for tag in key.split(',') {
+                tags.push(TagEvidence {
+                    weight: self.weight(tag),
+                    score: Some(*read.score_in(scores, tag)?),
+                });
+            }
+            Some(evidence(tags.iter().copied()).level < 0.0)
+        })
     }
 
     /// The tags whose evidence is read for every showing of `item` (with
@@ -1743,6 +1743,16 @@ mod tests {
         assert_eq!(there.verdict, TagVerdict::Boost(0.0));
     }
 
+    /// `item` shown in the context of `t` and judged `raws` there, one
+    /// session each, on strong matches; the judge's agreement recounted.
+    fn verdicts(l: &mut Learned, item: &str, t: &[String], raws: &[f64]) {
+        for &raw in raws {
+            l.shown(item, t);
+            l.judge(item, &[], t, Match::Strong, raw, 1.0);
+        }
+        l.recount_agreement();
+    }
+
     #[test]
     fn two_irrelevant_verdicts_filter_on_the_own_record_once_the_judge_is_read() {
         let mut l = Learned::default();
@@ -1751,13 +1761,6 @@ mod tests {
         for t in [&here, &other] {
             l.observe_session(t);
         }
-        let verdicts = |l: &mut Learned, item: &str, t: &[String], raws: &[f64]| {
-            for &raw in raws {
-                l.shown(item, t);
-                l.judge(item, &[], t, Match::Strong, raw, 1.0);
-            }
-            l.recount_agreement();
-        };
         verdicts(&mut l, "L-1", &here, &[-1.0, -1.0]);
         // Before the judge's error is read, the seed's three sessions.
         assert_eq!(l.agreement().judge_error(), None);
@@ -1877,13 +1880,6 @@ mod tests {
         for t in [&x, &y, &here] {
             l.observe_session(t);
         }
-        let verdicts = |l: &mut Learned, item: &str, t: &[String], raws: &[f64]| {
-            for &raw in raws {
-                l.shown(item, t);
-                l.judge(item, &[], t, Match::Strong, raw, 1.0);
-            }
-            l.recount_agreement();
-        };
         // Thirty items judged twice in each of two contexts: ten relevant,
         // ten irrelevant, ten with one wrong verdict in the second (120
         // pairs within a context, 20 disagreeing: a judge wrong about one
