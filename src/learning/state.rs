@@ -337,8 +337,9 @@ pub struct Assessment {
     /// Those tags, as `!tag` (none when it has no evidence where any of
     /// its own tags was absent).
     pub elsewhere_tags: Vec<String>,
-    /// Its record in every context ([`EVERYWHERE`]), once judged
-    /// irrelevant in enough contexts to count.
+    /// Its record in every context ([`EVERYWHERE`]), where that record
+    /// decided (judged irrelevant in enough contexts to count), or its
+    /// verdicts in every context did ([`Scope::Pooled`]).
     pub everywhere: Option<Evidence>,
     /// Filtered, on probation, or kept with a boost.
     pub verdict: TagVerdict,
@@ -855,7 +856,6 @@ impl Learned {
         // Its record everywhere is looked at only when nothing narrower
         // decided, and the contexts it was judged in (a walk over them) are
         // counted only when that record would decide.
-        let pooled = std::cell::Cell::new(None);
         let wider = [(Scope::Elsewhere, elsewhere)]
             .into_iter()
             .chain(
@@ -865,52 +865,18 @@ impl Learned {
                 }),
             )
             .chain(
-                std::iter::once_with(|| {
-                    // Judged here at least once: one repository's verdicts
-                    // never filter it in another.
-                    let here_counts = context
-                        .record
-                        .and_then(|key| read.score_in(scores?, key))
-                        .map_or((0.0, 0.0), |s| {
-                            (f64::from(s.positive), f64::from(s.negative))
-                        });
-                    let judged_here = here_counts.0 + here_counts.1;
-                    if judged_here < 1.0 {
-                        return None;
-                    }
-                    let agreement = self.noise.agreement();
-                    let mut there = (0.0, 0.0);
-                    let mut contexts = 0;
-                    let others = self
-                        .records_in_contexts(item, read, context.record)
-                        .inspect(|&(p, q)| {
-                            there.0 += p;
-                            there.1 += q;
-                            contexts += 1;
-                        });
-                    let odds = agreement.pooled(here_counts, others)?;
-                    // As on its own record here, never on one verdict.
-                    if judged_here + there.0 + there.1 < MIN_EVALS_EARLY {
-                        return None;
-                    }
-                    pooled.set(Some(Pooled {
-                        here: here_counts,
-                        elsewhere: there,
-                        contexts,
-                        differs: agreement.relevance_differs()?,
-                        odds,
-                    }));
-                    odds.against().then(|| {
+                std::iter::once_with(|| self.pooled_in(item, context, read))
+                    .flatten()
+                    .filter(|p| p.odds.against())
+                    .map(|p| {
                         (
                             Scope::Pooled,
                             Evidence {
-                                early: Some(odds),
+                                early: Some(p.odds),
                                 ..record()
                             },
                         )
-                    })
-                })
-                .flatten(),
+                    }),
             );
         // A context with the seed's three judged sessions of its own
         // decides on its own record, not on what the tags it shares hold;
@@ -968,7 +934,9 @@ impl Learned {
             team: None,
             record: own_record,
             every_showing,
-            pooled: pooled.get().filter(|_| decided == Scope::Pooled),
+            pooled: (decided == Scope::Pooled)
+                .then(|| self.pooled_in(item, context, read))
+                .flatten(),
         }
     }
 
@@ -1011,6 +979,47 @@ impl Learned {
             .agreement()
             .odds(here, elsewhere)
             .filter(super::noise::Odds::against)
+    }
+
+    /// `item`'s verdicts in every context it was judged in, read for
+    /// `context` ([`Scope::Pooled`]): only where it was judged here at
+    /// least once (one repository's verdicts never filter it in another)
+    /// and on [`MIN_EVALS_EARLY`] judged sessions in all (as on its own
+    /// record here, never on one verdict); `None` where
+    /// [`super::noise::Agreement::pooled`] is.
+    fn pooled_in(&self, item: &str, context: &Context<'_>, read: Match) -> Option<Pooled> {
+        let scores = self.tag_scores(item)?;
+        let here = context
+            .record
+            .and_then(|key| read.score_in(scores, key))
+            .map_or((0.0, 0.0), |s| {
+                (f64::from(s.positive), f64::from(s.negative))
+            });
+        let judged_here = here.0 + here.1;
+        if judged_here < 1.0 {
+            return None;
+        }
+        let agreement = self.noise.agreement();
+        let mut elsewhere = (0.0, 0.0);
+        let mut contexts = 0;
+        let others = self
+            .records_in_contexts(item, read, context.record)
+            .inspect(|&(p, q)| {
+                elsewhere.0 += p;
+                elsewhere.1 += q;
+                contexts += 1;
+            });
+        let odds = agreement.pooled(here, others)?;
+        if judged_here + elsewhere.0 + elsewhere.1 < MIN_EVALS_EARLY {
+            return None;
+        }
+        Some(Pooled {
+            here,
+            elsewhere,
+            contexts,
+            differs: agreement.relevance_differs()?,
+            odds,
+        })
     }
 
     /// `item`'s (relevant, irrelevant) verdicts in each context it was
