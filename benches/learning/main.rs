@@ -42,7 +42,10 @@
 //! drift session that showed a stale lesson as a kept one, and the judge's
 //! noise as `memctl status` reads it when the drift begins) on stderr;
 //! `MEMD_BENCH_TRACE=1` prints each verdict a session's lessons get, and
-//! why (a wrong verdict, a lesson shown on another topic, another scope);
+//! why (a wrong verdict, a lesson shown on another topic, another scope),
+//! and each lesson a prompt shows (`S session repository lesson topic
+//! relevant relevant-nowhere task-band`, the band -1 where `memctl query`
+//! does not rank it);
 //! `MEMD_BENCH_SEMANTIC=off` runs the daemons with the semantic tier off;
 //! `MEMD_BENCH_DECIDE=on` with the decision to show on prompts (`[query]
 //! decide`, off by default).
@@ -474,10 +477,26 @@ impl<'w> Run<'w> {
             } else {
                 Default::default()
             };
+            let traced = std::env::var_os("MEMD_BENCH_TRACE")
+                .is_some()
+                .then(|| self.ranked(prompt, &cwd));
             for lesson in &shown {
                 let l = self.lesson(lesson).unwrap();
                 let relevant = self.relevant(l, repo, *topic);
                 out.shown_on_prompt(l, relevant, *topic);
+                if let Some(ranked) = &traced {
+                    let band = ranked
+                        .iter()
+                        .find(|i| i["id"] == lesson.as_str())
+                        .and_then(|i| i["dimensions"]["task_band"].as_f64())
+                        .unwrap_or(-1.0);
+                    eprintln!(
+                        "S {n} {} {lesson} {topic} {} {} {band}",
+                        self.repos[repo].name,
+                        u8::from(relevant),
+                        u8::from(l.obsolete)
+                    );
+                }
                 let (probation, another_stack) = why.get(lesson).copied().unwrap_or_default();
                 if probation {
                     out.explored.rechecks.count(relevant);

@@ -660,7 +660,7 @@ fn lesson(
         TagVerdict::Filtered if assessment.pooled.is_some() => {
             let p = assessment.pooled.unwrap_or_else(|| unreachable!());
             format!(
-                "{over}: filtered on its verdicts in every context it was judged in, read for this one (memd's rule, not the seed's): {:.0} relevant and {:.0} irrelevant here, {:.0} and {:.0} in {} other context(s), each read through the judge's error ({}) and the others through how often a lesson's relevance differs between two contexts (about {:.0}%, from the judge's verdicts on one lesson in two contexts), leave it a {:.2} chance of being relevant here, less than half the {:.2} share of judged lessons found relevant; it gets another chance once held back from {wait:.0} prompts it matches (a task match of {} points or more)",
+                "{over}: filtered on its verdicts in every context it was judged in, read for this one (memd's rule, not the seed's, in place of the average over this context's tags, which holds other contexts' verdicts through the tags they share): {:.0} relevant and {:.0} irrelevant here, {:.0} and {:.0} in {} other context(s), each read through the judge's error ({}) and the others through how often a lesson's relevance differs between two contexts (about {:.0}%, from the judge's verdicts on one lesson in two contexts), leave it a {:.2} chance of being relevant here, less than half the {:.2} share of judged lessons found relevant; it gets another chance once held back from {wait:.0} prompts it matches (a task match of {} points or more)",
                 p.here.0,
                 p.here.1,
                 p.elsewhere.0,

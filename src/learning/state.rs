@@ -856,28 +856,12 @@ impl Learned {
         // Its record everywhere is looked at only when nothing narrower
         // decided, and the contexts it was judged in (a walk over them) are
         // counted only when that record would decide.
-        let wider = [(Scope::Elsewhere, elsewhere)]
-            .into_iter()
-            .chain(
-                std::iter::once_with(|| (Scope::Everywhere, record())).filter(|&(_, all)| {
-                    !matches!(verdict_at(all, line), TagVerdict::Boost(_))
-                        && self.against_in_at_least(item, read, MIN_CONTEXTS_FOR_EVERYWHERE)
-                }),
-            )
-            .chain(
-                std::iter::once_with(|| self.pooled_in(item, context, read))
-                    .flatten()
-                    .filter(|p| p.odds.against())
-                    .map(|p| {
-                        (
-                            Scope::Pooled,
-                            Evidence {
-                                early: Some(p.odds),
-                                ..record()
-                            },
-                        )
-                    }),
-            );
+        let wider = [(Scope::Elsewhere, elsewhere)].into_iter().chain(
+            std::iter::once_with(|| (Scope::Everywhere, record())).filter(|&(_, all)| {
+                !matches!(verdict_at(all, line), TagVerdict::Boost(_))
+                    && self.against_in_at_least(item, read, MIN_CONTEXTS_FOR_EVERYWHERE)
+            }),
+        );
         // A context with the seed's three judged sessions of its own
         // decides on its own record, not on what the tags it shares hold;
         // one with fewer, where its verdicts speak against the item clearly
@@ -902,6 +886,31 @@ impl Learned {
         let (outcome, decided) = match verdict_scoped(deciding, wider, line) {
             (outcome, Scope::Here) if own_record.is_some() => (outcome, Scope::Context),
             decided => decided,
+        };
+        // Kept on what is narrower, it is read on its verdicts in every
+        // context it was judged in, where this context's own evidence is
+        // not for it: the average over the tags is not positive, or no
+        // verdict here found it relevant (what the tags hold beyond that
+        // was earned in the contexts pooled, each read as far as it
+        // predicts this one).
+        let pooled = match (outcome, decided) {
+            (TagVerdict::Boost(_), Scope::Here | Scope::Context) => self
+                .pooled_in(item, context, read, deciding.level)
+                .filter(|p| p.odds.against()),
+            _ => None,
+        };
+        let (outcome, decided) = match pooled {
+            Some(p) => (
+                verdict_at(
+                    Evidence {
+                        early: Some(p.odds),
+                        ..record()
+                    },
+                    line,
+                ),
+                Scope::Pooled,
+            ),
+            None => (outcome, decided),
         };
         // Kept on a strong match while its own record here over every
         // showing filters it: the verdicts on passing matches say it no
@@ -934,9 +943,7 @@ impl Learned {
             team: None,
             record: own_record,
             every_showing,
-            pooled: (decided == Scope::Pooled)
-                .then(|| self.pooled_in(item, context, read))
-                .flatten(),
+            pooled,
         }
     }
 
@@ -984,10 +991,18 @@ impl Learned {
     /// `item`'s verdicts in every context it was judged in, read for
     /// `context` ([`Scope::Pooled`]): only where it was judged here at
     /// least once (one repository's verdicts never filter it in another)
-    /// and on [`MIN_EVALS_EARLY`] judged sessions in all (as on its own
-    /// record here, never on one verdict); `None` where
+    /// and its evidence here is not for it (the average over the
+    /// context's tags, `level`, is not positive, or no verdict here found
+    /// it relevant), and on [`MIN_EVALS_EARLY`] judged sessions in all (as
+    /// on its own record here, never on one verdict); `None` where
     /// [`super::noise::Agreement::pooled`] is.
-    fn pooled_in(&self, item: &str, context: &Context<'_>, read: Match) -> Option<Pooled> {
+    fn pooled_in(
+        &self,
+        item: &str,
+        context: &Context<'_>,
+        read: Match,
+        level: f64,
+    ) -> Option<Pooled> {
         let scores = self.tag_scores(item)?;
         let here = context
             .record
@@ -996,7 +1011,7 @@ impl Learned {
                 (f64::from(s.positive), f64::from(s.negative))
             });
         let judged_here = here.0 + here.1;
-        if judged_here < 1.0 {
+        if judged_here < 1.0 || (level > 0.0 && here.0 > 0.0) {
             return None;
         }
         let agreement = self.noise.agreement();
@@ -1935,6 +1950,65 @@ mod tests {
         verdicts(&mut l, "L-4", &here, &[-1.0]);
         let trusted = l.assess("L-4", &[], &here, Match::Strong);
         assert!(matches!(trusted.verdict, TagVerdict::Boost(_)));
+    }
+
+    #[test]
+    fn verdicts_here_filter_where_the_tags_hold_another_contexts_relevant_ones() {
+        let mut l = Learned::default();
+        let [x, y, here] = [
+            ["billing", "django", "pytest", "python"],
+            ["shop", "django", "pytest", "python"],
+            ["search", "django", "pytest", "python"],
+        ]
+        .map(|t| tags(&t));
+        // Two repositories of another stack: the stack's tags tell
+        // contexts apart, and their verdicts weigh in the average.
+        for t in [&x, &y, &here] {
+            l.observe_session(t);
+        }
+        for name in ["cli", "proxy", "queue", "gateway"] {
+            l.observe_session(&tags(&[name, "gin", "go"]));
+        }
+        // Thirty items judged twice in each of two contexts, two thirds of
+        // them relevant in one and irrelevant in the other (a judge wrong
+        // about one time in eleven within a context; across the two,
+        // pairs disagree more often than a coin's: contexts that share
+        // nothing, read as one half).
+        for i in 0..30 {
+            let (first, second): (&[f64], &[f64]) = match i % 3 {
+                0 => (&[1.0, 1.0], &[-1.0, -1.0]),
+                1 => (&[-1.0, -1.0], &[1.0, 1.0]),
+                _ => (&[1.0, 1.0], &[-1.0, 1.0]),
+            };
+            verdicts(&mut l, &format!("F-{i}"), &x, first);
+            verdicts(&mut l, &format!("F-{i}"), &y, second);
+        }
+        assert_eq!(l.agreement().relevance_differs(), Some(0.5));
+        // Relevant five times in billing, which shares its stack with
+        // search: the average over search's tags is positive after one
+        // irrelevant verdict here, and billing's verdicts say nothing of
+        // search. That verdict alone decides here, against the share of
+        // relevant items, on six judged sessions in all.
+        verdicts(&mut l, "L-5", &x, &[1.0; 5]);
+        verdicts(&mut l, "L-5", &here, &[-1.0]);
+        let a = l.assess("L-5", &[], &here, Match::Strong);
+        assert!(a.here.level > 0.0, "{:?}", a.here);
+        assert_eq!(a.verdict, TagVerdict::Filtered);
+        assert_eq!(a.decided, Scope::Pooled);
+        let p = a.pooled.unwrap();
+        assert_eq!(
+            (p.here, p.elsewhere, p.contexts),
+            ((0.0, 1.0), (5.0, 0.0), 1)
+        );
+        // Still relevant in billing, where its own verdicts decide.
+        let billing = l.assess("L-5", &[], &x, Match::Strong);
+        assert!(matches!(billing.verdict, TagVerdict::Boost(b) if b > 0.0));
+        // One relevant verdict here as well: the tags' average keeps it.
+        verdicts(&mut l, "L-6", &x, &[1.0; 5]);
+        verdicts(&mut l, "L-6", &here, &[1.0, -1.0]);
+        let kept = l.assess("L-6", &[], &here, Match::Strong);
+        assert!(matches!(kept.verdict, TagVerdict::Boost(_)), "{kept:?}");
+        assert_eq!(kept.pooled, None);
     }
 
     #[test]

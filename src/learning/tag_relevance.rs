@@ -29,10 +29,14 @@
 //! - where a context has nothing of its own saying relevant, wider evidence
 //!   decides ([`verdict_scoped`]): where the item's own tags were absent,
 //!   then its record across every context, once it was judged irrelevant
-//!   in [`MIN_CONTEXTS_FOR_EVERYWHERE`] of them, then, in a context that
-//!   judged it at least once, its verdicts in every context read for this
-//!   one ([`Scope::Pooled`]): each other context's as far as contexts have
-//!   been seen to predict each other ([`super::noise::Agreement::pooled`]);
+//!   in [`MIN_CONTEXTS_FOR_EVERYWHERE`] of them;
+//! - in a context that judged it at least once, where nothing narrower
+//!   filtered it and no verdict there found it relevant (or the average
+//!   over its tags is not positive), its verdicts in every context read
+//!   for this one ([`Scope::Pooled`]): each other context's as far as
+//!   contexts have been seen to predict each other
+//!   ([`super::noise::Agreement::pooled`]), not through the tags they
+//!   share;
 //! - a filtered item gets another chance ([`TagVerdict::Probation`]) once
 //!   it has been held back from enough prompts it matched well since it was
 //!   last judged ([`probation_wait`]); the more evidence, the longer it
@@ -458,13 +462,20 @@ pub enum Scope {
     /// The item's own record in this context ([`CONTEXT_RECORD`]), once it
     /// has the seed's [`MIN_EVALS_FOR_FILTER`] judged sessions there.
     Context,
-    /// memd: its verdicts here (one or two judged sessions, fewer than
-    /// the seed's three) and its own records in the other contexts it was
-    /// judged in, each read for this one as far as contexts have been seen
-    /// to predict each other ([`super::noise::Agreement::pooled`]), when
-    /// they leave it less than half as likely to be relevant here as the
-    /// share of judged items found relevant ([`super::noise::Odds::against`]),
-    /// on [`MIN_EVALS_EARLY`] judged sessions in all. Never where it was not
+    /// memd: its verdicts here and its own records in the other contexts
+    /// it was judged in, each read for this one as far as contexts have
+    /// been seen to predict each other ([`super::noise::Agreement::pooled`]),
+    /// when they leave it less than half as likely to be relevant here as
+    /// the share of judged items found relevant
+    /// ([`super::noise::Odds::against`]), on [`MIN_EVALS_EARLY`] judged
+    /// sessions in all. Read where nothing narrower filtered it and this
+    /// context's own evidence is not for it: the average over its tags is
+    /// not positive, or no verdict here found it relevant. The seed's
+    /// average over a context's tags holds the verdicts of every context
+    /// that shares a tag with it (a language, a framework), which the
+    /// pooled odds read each as far as it predicts this one; counted
+    /// through the tags as well, another repository's relevant verdicts
+    /// kept a lesson judged irrelevant here. Never where it was not
     /// judged: one repository's verdicts do not filter it in another.
     /// Measured (the learning bench, every world): BENCHMARKS.md.
     Pooled,
