@@ -1892,6 +1892,16 @@ mod tests {
         assert_eq!(l.contexts_judged("L-10", Match::Strong), 0);
     }
 
+    /// Asserts `a` was filtered on its pooled verdicts, with `counts`
+    /// (here, elsewhere, other contexts); returns them.
+    fn filtered_pooled(a: &Assessment, counts: ((f64, f64), (f64, f64), usize)) -> Pooled {
+        assert_eq!(a.verdict, TagVerdict::Filtered);
+        assert_eq!(a.decided, Scope::Pooled);
+        let p = a.pooled.unwrap();
+        assert_eq!((p.here, p.elsewhere, p.contexts), counts);
+        p
+    }
+
     #[test]
     fn verdicts_in_contexts_that_predict_each_other_filter_with_one_here() {
         let mut l = Learned::default();
@@ -1927,13 +1937,7 @@ mod tests {
         verdicts(&mut l, "L-1", &x, &[-1.0]);
         verdicts(&mut l, "L-1", &here, &[-1.0]);
         let pooled = l.assess("L-1", &[], &here, Match::Strong);
-        assert_eq!(pooled.verdict, TagVerdict::Filtered);
-        assert_eq!(pooled.decided, Scope::Pooled);
-        let p = pooled.pooled.unwrap();
-        assert_eq!(
-            (p.here, p.elsewhere, p.contexts),
-            ((0.0, 1.0), (0.0, 1.0), 1)
-        );
+        let p = filtered_pooled(&pooled, ((0.0, 1.0), (0.0, 1.0), 1));
         assert!(p.odds.now < p.odds.prior / 2.0, "{p:?}");
         // One verdict in all: kept, as on its own record.
         verdicts(&mut l, "L-2", &here, &[-1.0]);
@@ -1993,13 +1997,7 @@ mod tests {
         verdicts(&mut l, "L-5", &here, &[-1.0]);
         let a = l.assess("L-5", &[], &here, Match::Strong);
         assert!(a.here.level > 0.0, "{:?}", a.here);
-        assert_eq!(a.verdict, TagVerdict::Filtered);
-        assert_eq!(a.decided, Scope::Pooled);
-        let p = a.pooled.unwrap();
-        assert_eq!(
-            (p.here, p.elsewhere, p.contexts),
-            ((0.0, 1.0), (5.0, 0.0), 1)
-        );
+        filtered_pooled(&a, ((0.0, 1.0), (5.0, 0.0), 1));
         // Still relevant in billing, where its own verdicts decide.
         let billing = l.assess("L-5", &[], &x, Match::Strong);
         assert!(matches!(billing.verdict, TagVerdict::Boost(b) if b > 0.0));
