@@ -420,8 +420,9 @@ pub const CONTEXT_RECORD: &str = "@";
 /// items, moved by the item's verdicts in its other contexts, then by its
 /// verdicts here, each read through the judge's error). With a judge wrong
 /// one time in five, two irrelevant verdicts and no relevant one do it
-/// unless the item was judged relevant elsewhere; with one wrong one time
-/// in three, they do it only where most items are irrelevant. Seed 001
+/// unless the item was judged relevant elsewhere; with one that may be
+/// wrong a quarter of the time or more, never
+/// ([`super::noise::MAX_ERROR_FOR_ODDS`]). Seed 001
 /// waits for three sessions in every case: one session's verdicts may be
 /// about that session's topic, not the item, and an item judged
 /// irrelevant twice is shown again and again until the third. Measured
