@@ -1965,11 +1965,11 @@ mod tests {
             ["search", "django", "pytest", "python"],
         ]
         .map(|t| tags(&t));
-        // Two repositories of another stack: the stack's tags tell
-        // contexts apart, and their verdicts weigh in the average.
         for t in [&x, &y, &here] {
             l.observe_session(t);
         }
+        // Four repositories of another stack: the stack's tags tell
+        // contexts apart, and their verdicts weigh in the average.
         for name in ["cli", "proxy", "queue", "gateway"] {
             l.observe_session(&tags(&[name, "gin", "go"]));
         }
