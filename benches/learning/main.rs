@@ -44,8 +44,8 @@
 //! `MEMD_BENCH_TRACE=1` prints each verdict a session's lessons get, and
 //! why (a wrong verdict, a lesson shown on another topic, another scope),
 //! and each lesson a prompt shows (`S session repository lesson topic
-//! relevant relevant-nowhere task-band`, the band -1 where `memctl query`
-//! does not rank it);
+//! relevant relevant-nowhere task-band explored`, the band -1 where `memctl
+//! query` does not rank it, explored `recheck`, `another-stack` or `-`);
 //! `MEMD_BENCH_SEMANTIC=off` runs the daemons with the semantic tier off;
 //! `MEMD_BENCH_DECIDE=on` with the decision to show on prompts (`[query]
 //! decide`, off by default).
@@ -484,20 +484,27 @@ impl<'w> Run<'w> {
                 let l = self.lesson(lesson).unwrap();
                 let relevant = self.relevant(l, repo, *topic);
                 out.shown_on_prompt(l, relevant, *topic);
+                let (probation, another_stack) = why.get(lesson).copied().unwrap_or_default();
                 if let Some(ranked) = &traced {
                     let band = ranked
                         .iter()
                         .find(|i| i["id"] == lesson.as_str())
                         .and_then(|i| i["dimensions"]["task_band"].as_f64())
                         .unwrap_or(-1.0);
+                    let explored = if probation {
+                        "recheck"
+                    } else if another_stack {
+                        "another-stack"
+                    } else {
+                        "-"
+                    };
                     eprintln!(
-                        "S {n} {} {lesson} {topic} {} {} {band}",
+                        "S {n} {} {lesson} {topic} {} {} {band} {explored}",
                         self.repos[repo].name,
                         u8::from(relevant),
                         u8::from(l.obsolete)
                     );
                 }
-                let (probation, another_stack) = why.get(lesson).copied().unwrap_or_default();
                 if probation {
                     out.explored.rechecks.count(relevant);
                 } else if another_stack {
