@@ -45,7 +45,8 @@
 //! why (a wrong verdict, a lesson shown on another topic, another scope),
 //! and each lesson a prompt shows (`S session repository lesson topic
 //! relevant relevant-nowhere task-band explored`, the band -1 where `memctl
-//! query` does not rank it, explored `recheck`, `another-stack` or `-`);
+//! query` does not rank it, explored `recheck`, `another-stack` or `-`,
+//! read only in the measured sessions and `-` outside them);
 //! `MEMD_BENCH_SEMANTIC=off` runs the daemons with the semantic tier off;
 //! `MEMD_BENCH_DECIDE=on` with the decision to show on prompts (`[query]
 //! decide`, off by default).
