@@ -443,6 +443,9 @@ pub struct SeenTags<'a> {
     /// Bit `n` set when some tag has `n` bytes (`n` < 64); longer tags set
     /// bit 63.
     lengths: u64,
+    /// The [`crate::scoring::lesson::hash_bit`]s of `hashes`, four
+    /// hashes' bits a word (so a few dozen tags leave most bits clear).
+    hash_bits: [u64; 4],
 }
 
 impl<'a> SeenTags<'a> {
@@ -455,15 +458,21 @@ impl<'a> SeenTags<'a> {
             .collect();
         // A tag kept with an upper-case letter matches no word (`seen_tag`
         // looks a word up as it is or in lower case).
-        let hashes = tags
+        let hashes: rustc_hash::FxHashSet<u64> = tags
             .iter()
             .filter(|t| t.is_ascii() && !t.bytes().any(|b| b.is_ascii_uppercase()))
             .map(|t| crate::scoring::lesson::tag_hash(t))
             .collect();
+        let mut hash_bits = [0u64; 4];
+        for &hash in &hashes {
+            let (word, bit) = Self::hash_bit(hash);
+            hash_bits[word] |= bit;
+        }
         SeenTags {
             tags,
             hashes,
             lengths,
+            hash_bits,
         }
     }
 
@@ -485,7 +494,18 @@ impl<'a> SeenTags<'a> {
     /// Whether the ASCII tag whose [`crate::scoring::lesson::tag_hash`] is
     /// `hash` is one of the tags.
     pub fn contains_hash(&self, hash: u64) -> bool {
-        self.hashes.contains(&hash)
+        let (word, bit) = Self::hash_bit(hash);
+        self.hash_bits[word] & bit != 0 && self.hashes.contains(&hash)
+    }
+
+    /// Where `hash` has its bit in [`SeenTags::hash_bits`]: its word, and
+    /// the bit of it (another six bits of the hash than the one
+    /// [`crate::scoring::lesson::hash_bit`] reads).
+    fn hash_bit(hash: u64) -> (usize, u64) {
+        (
+            (hash >> 56) as usize & 3,
+            crate::scoring::lesson::hash_bit(hash << 8),
+        )
     }
 
     /// Whether `word` (in any case) is one of the tags.

@@ -118,11 +118,26 @@ pub fn stack_fit<'a>(
 /// text): `tags` are the workspace's tags and `seen` the workspace tags
 /// seen, hashed the same way.
 pub fn stack_fit_hashed(own: &[u64], tags: &[u64], seen: impl Fn(u64) -> bool) -> StackFit {
+    // A lesson given no tags is read on the words of its text, most of
+    // them no workspace tag: one bit of the hash rules those out before
+    // the tags are compared.
+    let bits = tags.iter().fold(0u64, |bits, &t| bits | hash_bit(t));
     fit_of(
         own.iter().copied(),
-        |tag| tags.iter().position(|t| t == tag),
+        |&tag| {
+            if bits & hash_bit(tag) == 0 {
+                return None;
+            }
+            tags.iter().position(|&t| t == tag)
+        },
         |tag| seen(*tag),
     )
+}
+
+/// One bit of 64 for a [`tag_hash`]: a set of hashes as these bits tells
+/// most hashes outside it from the ones in it with one test.
+pub fn hash_bit(hash: u64) -> u64 {
+    1 << (hash >> 58)
 }
 
 /// A tag as [`stack_fit_hashed`] compares it: FNV-1a of its ASCII lower
