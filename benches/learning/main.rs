@@ -49,8 +49,10 @@
 //! read only in the measured sessions and `-` outside them);
 //! `MEMD_BENCH_SEMANTIC=off` runs the daemons with the semantic tier off;
 //! `MEMD_BENCH_DECIDE=on` with the decision to show on prompts (`[query]
-//! decide`, off by default).
+//! decide`, off by default). After a team's arms, the bench says which of
+//! issue 33's bars hold ([`bars`]), where `off` and `evaluate` both ran.
 
+mod bars;
 #[path = "../corpus/mod.rs"]
 mod corpus;
 mod ideal;
@@ -1125,14 +1127,23 @@ fn main() {
             "1-repo topic",
             "1-repo pins",
         );
-        for &arm in &arms {
-            report(team, arm, (first, seeds), &memctl);
+        let summaries: Vec<bars::Summary> = arms
+            .iter()
+            .map(|&arm| report(team, arm, (first, seeds), &memctl))
+            .collect();
+        let bars = bars::bars(&summaries);
+        if !bars.is_empty() {
+            let read: Vec<String> = bars
+                .iter()
+                .map(|b| format!("{}: {}", b.what, if b.holds { "yes" } else { "no" }))
+                .collect();
+            println!("issue 33's bars (evaluate): {}", read.join(" | "));
         }
     }
 }
 
 /// Plays `arm` in `team` for each seed and prints its figures.
-fn report(team: Team, arm: Arm, (first, seeds): (u64, u64), memctl: &Path) {
+fn report(team: Team, arm: Arm, (first, seeds): (u64, u64), memctl: &Path) -> bars::Summary {
     let started = Instant::now();
     let all: Vec<Figures> = (first..first + seeds)
         .map(|s| run_arm(team, arm, s, memctl))
@@ -1238,4 +1249,11 @@ fn report(team: Team, arm: Arm, (first, seeds): (u64, u64), memctl: &Path) {
         "          {}/{} relevant | misses: start {} off-topic {} obsolete {} general {} language {} framework {} repo {} | short prompts {}/{}",
         measured.relevant, measured.shown, m.start, m.off_topic, m.obsolete, m.general, m.language, m.framework, m.repo, m.short, m.prompts
     );
+    bars::Summary {
+        arm,
+        precision: measured.precision(),
+        recall: measured.recall(),
+        stale_each: all.iter().flat_map(|f| f.stale_each.clone()).collect(),
+        fresh_first: all.iter().flat_map(|f| f.fresh_first.clone()).collect(),
+    }
 }

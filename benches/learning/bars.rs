@@ -1,0 +1,134 @@
+//! Issue 33's bars, read off one team's arms as the bench ran them, so a
+//! run says which hold instead of leaving the arithmetic to its reader.
+//!
+//! Read on the `evaluate` arm against `off` (and `feedback`, `ideal` and
+//! `oracle` where they ran): precision at least half the way from `off`'s
+//! to the oracle's (or, where the ideal learner itself gets less than
+//! that far, at least 90% of the ideal learner's gain); recall not below
+//! `off`'s; direct feedback at least as good as the evaluator in both;
+//! after the drift, two thirds of the stale lessons stopped within
+//! [`super::STALE_STOP_BOUND`] sessions and all within
+//! [`STALE_STOP_ALL`], two thirds of the fresh ones shown within
+//! [`super::FRESH_SHOW_BOUND`] and all within [`FRESH_SHOW_ALL`].
+
+use super::{Arm, FRESH_SHOW_BOUND, STALE_STOP_BOUND};
+
+/// Every stale lesson stops showing (as a kept one) within this many
+/// sessions after the drift...
+pub const STALE_STOP_ALL: usize = 15;
+/// ...and every newly relevant one shows within this many.
+pub const FRESH_SHOW_ALL: usize = 20;
+
+/// What one arm gave, over every seed it played.
+#[derive(Debug, Clone)]
+pub struct Summary {
+    pub arm: Arm,
+    pub precision: f64,
+    pub recall: f64,
+    /// For each stale lesson, the last drift session that showed it as a
+    /// kept one (0: none did).
+    pub stale_each: Vec<usize>,
+    /// For each fresh lesson, the drift session that first showed it.
+    pub fresh_first: Vec<Option<usize>>,
+}
+
+impl Summary {
+    fn stale_within(&self, bound: usize) -> usize {
+        self.stale_each.iter().filter(|&&n| n <= bound).count()
+    }
+
+    fn fresh_within(&self, bound: usize) -> usize {
+        self.fresh_first
+            .iter()
+            .filter(|n| n.is_some_and(|n| n <= bound))
+            .count()
+    }
+}
+
+/// One bar: what it asks, what was measured, whether it holds.
+pub struct Bar {
+    pub what: String,
+    pub holds: bool,
+}
+
+/// The precision `evaluate` must reach: half the way from `off` to the
+/// oracle, or 90% of the ideal learner's gain where the ideal learner gets
+/// less far than that. `None` without the oracle's figure.
+pub fn precision_bar(off: f64, oracle: Option<f64>, ideal: Option<f64>) -> Option<f64> {
+    let half = off + (oracle? - off) / 2.0;
+    Some(match ideal {
+        Some(ideal) if ideal < half => off + 0.9 * (ideal - off),
+        _ => half,
+    })
+}
+
+/// Issue 33's bars for one team, from the arms that ran; empty unless
+/// `off` and `evaluate` both did.
+pub fn bars(arms: &[Summary]) -> Vec<Bar> {
+    let find = |arm: Arm| arms.iter().find(|s| s.arm == arm);
+    let (Some(off), Some(eval)) = (find(Arm::Off), find(Arm::Evaluate)) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    match precision_bar(
+        off.precision,
+        find(Arm::Oracle).map(|s| s.precision),
+        find(Arm::Ideal).map(|s| s.precision),
+    ) {
+        Some(bar) => out.push(Bar {
+            what: format!("precision {:.3} >= {bar:.3}", eval.precision),
+            holds: eval.precision >= bar,
+        }),
+        None => out.push(Bar {
+            what: "precision: needs the oracle arm".to_string(),
+            holds: false,
+        }),
+    }
+    out.push(Bar {
+        what: format!("recall {:.3} >= off's {:.3}", eval.recall, off.recall),
+        holds: eval.recall >= off.recall,
+    });
+    if let Some(feedback) = find(Arm::Feedback) {
+        out.push(Bar {
+            what: format!(
+                "feedback {:.3} / {:.3} >= evaluate's",
+                feedback.precision, feedback.recall
+            ),
+            holds: feedback.precision >= eval.precision && feedback.recall >= eval.recall,
+        });
+    }
+    let two_thirds = |n: usize| (2 * n).div_ceil(3);
+    let stale = eval.stale_each.len();
+    out.push(Bar {
+        what: format!(
+            "stale stopped by {STALE_STOP_BOUND}: {}/{stale} (needs {})",
+            eval.stale_within(STALE_STOP_BOUND),
+            two_thirds(stale)
+        ),
+        holds: eval.stale_within(STALE_STOP_BOUND) >= two_thirds(stale),
+    });
+    out.push(Bar {
+        what: format!(
+            "all by {STALE_STOP_ALL}: last {}",
+            eval.stale_each.iter().max().copied().unwrap_or(0)
+        ),
+        holds: eval.stale_within(STALE_STOP_ALL) == stale,
+    });
+    let fresh = eval.fresh_first.len();
+    out.push(Bar {
+        what: format!(
+            "fresh shown by {FRESH_SHOW_BOUND}: {}/{fresh} (needs {})",
+            eval.fresh_within(FRESH_SHOW_BOUND),
+            two_thirds(fresh)
+        ),
+        holds: eval.fresh_within(FRESH_SHOW_BOUND) >= two_thirds(fresh),
+    });
+    out.push(Bar {
+        what: format!(
+            "all by {FRESH_SHOW_ALL}: {} later or never",
+            fresh - eval.fresh_within(FRESH_SHOW_ALL)
+        ),
+        holds: eval.fresh_within(FRESH_SHOW_ALL) == fresh,
+    });
+    out
+}
