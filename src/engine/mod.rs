@@ -520,7 +520,12 @@ impl Engine {
             while word != 0 {
                 let slot = i * 64 + word.trailing_zeros() as usize;
                 word &= word - 1;
-                if let Some(live) = self.slots[slot].as_ref().filter(|live| keep(live)) {
+                if let Some(live) = self
+                    .slots
+                    .get(slot)
+                    .and_then(Option::as_ref)
+                    .filter(|live| keep(live))
+                {
                     kept.push(live);
                 }
             }
