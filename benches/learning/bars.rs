@@ -33,11 +33,18 @@ pub struct Summary {
 }
 
 impl Summary {
-    fn stale_within(&self, bound: usize) -> usize {
+    /// The stale lessons last shown as kept ones by drift session `bound`.
+    pub fn stale_within(&self, bound: usize) -> usize {
         self.stale_each.iter().filter(|&&n| n <= bound).count()
     }
 
-    fn fresh_within(&self, bound: usize) -> usize {
+    /// The last drift session that showed a stale lesson as a kept one.
+    pub fn last_stale(&self) -> usize {
+        self.stale_each.iter().max().copied().unwrap_or(0)
+    }
+
+    /// The fresh lessons first shown by drift session `bound`.
+    pub fn fresh_within(&self, bound: usize) -> usize {
         self.fresh_first
             .iter()
             .filter(|n| n.is_some_and(|n| n <= bound))
@@ -108,10 +115,7 @@ pub fn bars(arms: &[Summary]) -> Vec<Bar> {
         holds: eval.stale_within(STALE_STOP_BOUND) >= two_thirds(stale),
     });
     out.push(Bar {
-        what: format!(
-            "all by {STALE_STOP_ALL}: last {}",
-            eval.stale_each.iter().max().copied().unwrap_or(0)
-        ),
+        what: format!("all by {STALE_STOP_ALL}: last {}", eval.last_stale()),
         holds: eval.stale_within(STALE_STOP_ALL) == stale,
     });
     let fresh = eval.fresh_first.len();

@@ -1154,13 +1154,16 @@ fn report(team: Team, arm: Arm, (first, seeds): (u64, u64), memctl: &Path) -> ba
         measured.merge(&f.measured);
         one.merge(&f.one_repo);
     }
+    let summary = bars::Summary {
+        arm,
+        precision: measured.precision(),
+        recall: measured.recall(),
+        stale_each: all.iter().flat_map(|f| f.stale_each.clone()).collect(),
+        fresh_first: all.iter().flat_map(|f| f.fresh_first.clone()).collect(),
+    };
     let stale = format!(
         "{}+{}r",
-        all.iter()
-            .flat_map(|f| &f.stale_each)
-            .max()
-            .copied()
-            .unwrap_or(0),
+        summary.last_stale(),
         all.iter().map(|f| f.stale_rechecks).sum::<usize>()
     );
     let fresh = all
@@ -1207,20 +1210,12 @@ fn report(team: Team, arm: Arm, (first, seeds): (u64, u64), memctl: &Path) -> ba
         quarters.join(" "),
         started.elapsed()
     );
-    let stale_in_bound = all
-        .iter()
-        .flat_map(|f| &f.stale_each)
-        .filter(|&&n| n <= STALE_STOP_BOUND)
-        .count();
-    let fresh_in_bound = all
-        .iter()
-        .flat_map(|f| &f.fresh_first)
-        .filter(|n| n.is_some_and(|n| n <= FRESH_SHOW_BOUND))
-        .count();
     println!(
-        "          drift: stale lessons stopped by session {STALE_STOP_BOUND}: {stale_in_bound}/{}, fresh ones shown by session {FRESH_SHOW_BOUND}: {fresh_in_bound}/{}",
-        all.iter().map(|f| f.stale_each.len()).sum::<usize>(),
-        all.iter().map(|f| f.fresh_first.len()).sum::<usize>(),
+        "          drift: stale lessons stopped by session {STALE_STOP_BOUND}: {}/{}, fresh ones shown by session {FRESH_SHOW_BOUND}: {}/{}",
+        summary.stale_within(STALE_STOP_BOUND),
+        summary.stale_each.len(),
+        summary.fresh_within(FRESH_SHOW_BOUND),
+        summary.fresh_first.len(),
     );
     if arm != Arm::Off && !arm.simulated() {
         let floors: Vec<String> = all.iter().map(|f| f.stale_floor.to_string()).collect();
@@ -1249,11 +1244,5 @@ fn report(team: Team, arm: Arm, (first, seeds): (u64, u64), memctl: &Path) -> ba
         "          {}/{} relevant | misses: start {} off-topic {} obsolete {} general {} language {} framework {} repo {} | short prompts {}/{}",
         measured.relevant, measured.shown, m.start, m.off_topic, m.obsolete, m.general, m.language, m.framework, m.repo, m.short, m.prompts
     );
-    bars::Summary {
-        arm,
-        precision: measured.precision(),
-        recall: measured.recall(),
-        stale_each: all.iter().flat_map(|f| f.stale_each.clone()).collect(),
-        fresh_first: all.iter().flat_map(|f| f.fresh_first.clone()).collect(),
-    }
+    summary
 }
