@@ -39,16 +39,71 @@ pub struct Handler {
     pub judge: Arc<crate::evaluate::Judge>,
 }
 
+/// What a request leaves to do once its reply is on its way: a query's
+/// showing, handed to the recorder thread ([`Recorder::record`]). The
+/// hand-off wakes that thread, which on a busy machine can take the CPU
+/// from the request for as long as its batch takes; after the reply, the
+/// client no longer waits for it. What the next request needs (the
+/// session's audit, what each item was last shown with) is kept before the
+/// reply; only the recorder's bookkeeping (persisting the audit, the
+/// sessions' clocks, match counts, the aging of held-back evidence), which
+/// was never waited for, comes after. Dropping it hands the showing over
+/// too, so a reply that could not be written still records what was shown.
+#[must_use = "dropping it hands the showing to the recorder; drop it after the reply"]
+pub struct Deferred {
+    recorder: Recorder,
+    shown: Option<Shown>,
+}
+
+impl Drop for Deferred {
+    fn drop(&mut self) {
+        if let Some(shown) = self.shown.take() {
+            self.recorder.record(shown);
+        }
+    }
+}
+
 impl Handler {
-    /// Answers one request.
+    /// Answers one request, with what it leaves for the recorder handed
+    /// over at once.
     pub fn handle(&self, request: RequestBody) -> Response {
+        self.handle_deferring(request).0
+    }
+
+    /// Answers one request; what it leaves for the recorder is handed over
+    /// when the [`Deferred`] is dropped, after the reply is written.
+    pub fn handle_deferring(&self, request: RequestBody) -> (Response, Deferred) {
+        let mut deferred = Deferred {
+            recorder: self.recorder.clone(),
+            shown: None,
+        };
+        let response = match request {
+            RequestBody::Query(query) => {
+                let (response, shown) = self.query(query);
+                deferred.shown = shown;
+                response
+            }
+            request => self.answer(request),
+        };
+        (response, deferred)
+    }
+
+    /// Answers every request but a query.
+    fn answer(&self, request: RequestBody) -> Response {
         match request {
             RequestBody::Ping => Response::ok(Reply::Pong {
                 daemon_version: env!("CARGO_PKG_VERSION").to_string(),
                 pid: self.shared.info.pid,
             }),
             RequestBody::Status => Response::ok(Reply::Status(Box::new(self.status()))),
-            RequestBody::Query(query) => self.query(query),
+            // (`handle_deferring` answers queries; this one is not reached.)
+            RequestBody::Query(query) => {
+                let (response, shown) = self.query(query);
+                if let Some(shown) = shown {
+                    self.recorder.record(shown);
+                }
+                response
+            }
             RequestBody::Explain { id, query } => {
                 self.register_place(&query);
                 let exclude = self.seen(&query);
@@ -159,7 +214,8 @@ impl Handler {
         }
     }
 
-    fn query(&self, query: Query) -> Response {
+    /// Answers a query; what it showed, for the recorder, goes with it.
+    fn query(&self, query: Query) -> (Response, Option<Shown>) {
         let started = Instant::now();
         self.register_place(&query);
         let exclude = self.seen(&query);
@@ -174,9 +230,14 @@ impl Handler {
             weak,
         } = match answered {
             Ok(answered) => answered,
-            Err(err) => return Response::error(ErrorKind::BadRequest, err.to_string()),
+            Err(err) => {
+                return (
+                    Response::error(ErrorKind::BadRequest, err.to_string()),
+                    None,
+                )
+            }
         };
-        let first_of_session = self.record(&query, &answer, held_back, &weak);
+        let (first_of_session, shown) = self.record(&query, &answer, held_back, &weak);
         let answer = crate::protocol::Answer {
             first_of_session,
             ..answer
@@ -200,7 +261,7 @@ impl Handler {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .record(micros);
-        Response::ok(Reply::Answer(answer))
+        (Response::ok(Reply::Answer(answer)), shown)
     }
 
     /// The items the query's session has already been shown.
@@ -215,24 +276,25 @@ impl Handler {
             .unwrap_or_default()
     }
 
-    /// Records what an answer showed: the session's audit (in memory now,
-    /// durably by the indexer thread, which writes it as it then is), the
-    /// tags each item was shown with, the lessons shown for the match-count
-    /// auto-pin, a session's first query (which ticks its context's
-    /// session clock, even when nothing is shown), the lessons learned
-    /// evidence held back from a session's prompt, and the lessons shown on
-    /// a `weak` match (a verdict on them counts only for showings like it).
-    /// Returns whether the query was its session's first.
+    /// Records what an answer showed: the session's audit (in memory now;
+    /// durably by the recorder thread, which writes it as it then is), the
+    /// tags each item was shown with, and the lessons shown on a `weak`
+    /// match (a verdict on them counts only for showings like it). Returns
+    /// whether the query was its session's first, and what the recorder is
+    /// to be handed ([`Deferred`]): the lessons shown for the match-count
+    /// auto-pin, a session's first query (which ticks its context's session
+    /// clock, even when nothing is shown), and the lessons learned evidence
+    /// held back from a session's prompt.
     fn record(
         &self,
         query: &Query,
         answer: &crate::protocol::Answer,
         held_back: Vec<String>,
         weak: &[String],
-    ) -> bool {
+    ) -> (bool, Option<Shown>) {
         let session_id = query.session_id.as_deref().filter(|s| !s.is_empty());
         if answer.items.is_empty() && session_id.is_none() {
-            return false;
+            return (false, None);
         }
         let held_back = if session_id.is_some() {
             held_back
@@ -277,7 +339,7 @@ impl Handler {
             id.to_string()
         });
         if answer.items.is_empty() && !new_session && held_back.is_empty() {
-            return false;
+            return (false, None);
         }
         {
             let mut last = self
@@ -302,14 +364,14 @@ impl Handler {
             .filter(|i| i.kind == crate::protocol::Kind::Lesson)
             .map(|i| i.id.clone())
             .collect();
-        self.recorder.record(Shown {
+        let shown = Shown {
             session,
             new_session,
             lessons,
             held_back,
             tags,
-        });
-        new_session
+        };
+        (new_session, Some(shown))
     }
 
     /// Registers the repository a query comes from, the first time a query

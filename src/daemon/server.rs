@@ -199,6 +199,9 @@ async fn connection(
                 return;
             }
         };
+        // What the request leaves for the recorder is handed over once the
+        // reply is written (or could not be), when this is dropped.
+        let mut deferred = None;
         let response = match peek_version(encoding, body) {
             Some(version) if version != PROTOCOL_VERSION => Response::error(
                 ErrorKind::UnsupportedVersion,
@@ -213,8 +216,11 @@ async fn connection(
             Some(_) => match decode::<Request>(encoding, body) {
                 Ok(request) => {
                     let handler = handler.clone();
-                    match tokio::task::spawn_blocking(move || handler.handle(request.request)).await {
-                        Ok(response) => response,
+                    match tokio::task::spawn_blocking(move || handler.handle_deferring(request.request)).await {
+                        Ok((response, after)) => {
+                            deferred = Some(after);
+                            response
+                        }
                         Err(err) => Response::error(ErrorKind::Internal, format!("the request failed: {err}")),
                     }
                 }
@@ -222,6 +228,7 @@ async fn connection(
             },
         };
         let answered = reply(&mut stream, encoding, &response, limits.write_timeout).await;
+        drop(deferred);
         if len > LARGE_FRAME {
             // Its buffers, the decoded request and the engine's work on it
             // are freed by now: give the memory back rather than keep
