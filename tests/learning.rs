@@ -666,11 +666,7 @@ fn auto_pin_and_unpin_happen_at_the_seed_thresholds() {
         shown(n);
     }
     let pinned = || daemon.json(&["log", "L-1"])["ok"]["log"][0]["pinned"].clone();
-    common::eventually("16 showings are counted", || {
-        daemon.json(&["status"])["ok"]["status"]["sessions"]
-            .as_u64()
-            .is_some_and(|n| n >= 16)
-    });
+    daemon.recorded();
     assert!(pinned().is_null(), "{}", pinned());
     // Mixed verdicts: relevant in 14 of the context's 17 sessions (a pin
     // needs 80%), ending at 0.568, between the unpin line and the
@@ -690,9 +686,14 @@ fn auto_pin_and_unpin_happen_at_the_seed_thresholds() {
     }
     assert!(pinned().is_null(), "not the relevance rule: {}", pinned());
     shown(16);
-    common::eventually("the next match pins it", || {
-        pinned() == "auto for [ci, linux]"
-    });
+    daemon.recorded();
+    assert_eq!(pinned(), "auto for [ci, linux]", "the next match pins it");
+    let recorder = daemon.json(&["status"])["ok"]["status"]["recorder"].clone();
+    assert_eq!(
+        (recorder["recorded"].as_u64(), recorder["dropped"].as_u64()),
+        (Some(17), Some(0)),
+        "every showing recorded once: {recorder}"
+    );
     // Pinned lessons come first at session start (no task), where their
     // tags are...
     let start = |tags: &str| {
@@ -1120,9 +1121,8 @@ fn a_lesson_without_tags_is_written_for_the_stack_its_text_names() {
     let daemon = Daemon::start(&sandbox);
     session(&daemon, "s-go", "go");
     session(&daemon, "s-py", "python");
-    common::eventually("the Go and Python sessions counted", || {
-        explain(&daemon, "L-GO", "python").contains("name [go], workspaces memd has seen")
-    });
+    daemon.recorded();
+    assert!(explain(&daemon, "L-GO", "python").contains("name [go], workspaces memd has seen"));
     // Its text names `go`, a workspace seen, and nothing of Python's: in
     // a Python workspace it is written for another stack; the lesson
     // whose text names Python is not, nor one that names no stack.

@@ -329,9 +329,18 @@ fn print_status(s: &StatusReport) {
         }
     }
     outln!(
-        "sessions: {}; pending evaluations: {}",
+        "sessions: {}; pending evaluations: {}; showings waiting to be recorded: {}{}",
         s.sessions,
-        s.pending_evaluations
+        s.pending_evaluations,
+        s.recorder.waiting,
+        if s.recorder.dropped > 0 {
+            format!(
+                " ({} dropped: the recorder fell behind)",
+                s.recorder.dropped
+            )
+        } else {
+            String::new()
+        }
     );
     outln!("judge:    {}", judge_line(&s.judge));
     if s.errors.is_empty() {

@@ -55,10 +55,20 @@ pub struct Deferred {
     shown: Option<Shown>,
 }
 
+impl Deferred {
+    /// Holds `shown` for the recorder, counted as waiting from now on.
+    fn hold(&mut self, shown: Option<Shown>) {
+        if shown.is_some() {
+            self.recorder.expect();
+        }
+        self.shown = shown;
+    }
+}
+
 impl Drop for Deferred {
     fn drop(&mut self) {
         if let Some(shown) = self.shown.take() {
-            self.recorder.record(shown);
+            self.recorder.send(shown);
         }
     }
 }
@@ -80,7 +90,7 @@ impl Handler {
         let response = match request {
             RequestBody::Query(query) => {
                 let (response, shown) = self.query(query);
-                deferred.shown = shown;
+                deferred.hold(shown);
                 response
             }
             request => self.answer(request),
@@ -487,6 +497,7 @@ impl Handler {
                 .report(),
             pending_evaluations: learning::pending(&self.shared),
             sessions: self.shared.sessions().len() as u64,
+            recorder: self.recorder.status(),
             hooks,
             hook_failures,
             refused_projects: k

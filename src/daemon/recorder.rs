@@ -1,6 +1,9 @@
 //! The recorder thread: what queries showed, applied to learned state and
 //! written to the store in batches, off the query path and apart from the
-//! indexer (so a save is never queued behind audit writes). The queue is
+//! indexer (so a save is never queued behind audit writes). A query hands
+//! its showing over once its reply is written (`super::handler::Deferred`),
+//! so waking this thread never delays an answer; `memctl status` shows how
+//! many showings wait ([`Recorder::status`]). The queue is
 //! bounded; whatever is queued is applied under one lock of what was
 //! learned and in one commit, so it keeps up with any query rate, and it
 //! stops as soon as it is told.
@@ -18,6 +21,7 @@ use crate::learning::{SessionAudit, Transaction};
 use crate::store::{LearnedWrite, Store};
 
 use super::state::Shared;
+use crate::protocol::RecorderStatus;
 
 /// How many records may wait; beyond, new ones are dropped (counted and
 /// logged), never waited for. At thousands of queries a second the
@@ -51,20 +55,61 @@ enum Message {
 #[derive(Clone)]
 pub struct Recorder {
     tx: SyncSender<Message>,
-    dropped: Arc<AtomicU64>,
+    counts: Arc<Counts>,
+}
+
+/// Records handed over, applied and dropped, since the daemon started.
+#[derive(Default)]
+struct Counts {
+    queued: AtomicU64,
+    recorded: AtomicU64,
+    dropped: AtomicU64,
 }
 
 impl Recorder {
     /// Queues a record; when the queue is full it is dropped and counted.
     pub fn record(&self, shown: Shown) {
+        self.expect();
+        self.send(shown);
+    }
+
+    /// Counts a record that will be sent ([`Recorder::send`]) as waiting
+    /// from now on: a query counts its showing before its reply, and hands
+    /// it over after (`super::handler::Deferred`), so that a client that
+    /// has its reply never sees nothing waiting before it is recorded.
+    pub fn expect(&self) {
+        self.counts.queued.fetch_add(1, Ordering::SeqCst);
+    }
+
+    /// Queues a record counted by [`Recorder::expect`]; when the queue is
+    /// full it is dropped and counted.
+    pub fn send(&self, shown: Shown) {
         match self.tx.try_send(Message::Shown(shown)) {
-            Ok(()) | Err(TrySendError::Disconnected(_)) => {}
+            Ok(()) => {}
+            Err(TrySendError::Disconnected(_)) => {
+                self.counts.queued.fetch_sub(1, Ordering::SeqCst);
+            }
             Err(TrySendError::Full(_)) => {
-                let n = self.dropped.fetch_add(1, Ordering::Relaxed) + 1;
+                self.counts.queued.fetch_sub(1, Ordering::SeqCst);
+                let n = self.counts.dropped.fetch_add(1, Ordering::Relaxed) + 1;
                 if n.is_power_of_two() {
                     tracing::warn!("the recorder is behind: {n} query records dropped so far");
                 }
             }
+        }
+    }
+
+    /// Its backlog: what waits to be applied, what was, what was dropped.
+    pub fn status(&self) -> RecorderStatus {
+        let recorded = self.counts.recorded.load(Ordering::SeqCst);
+        RecorderStatus {
+            waiting: self
+                .counts
+                .queued
+                .load(Ordering::SeqCst)
+                .saturating_sub(recorded),
+            recorded,
+            dropped: self.counts.dropped.load(Ordering::Relaxed),
         }
     }
 
@@ -135,21 +180,28 @@ pub fn spawn(
     retention: Retention,
 ) -> (Recorder, std::thread::JoinHandle<()>) {
     let (tx, rx) = mpsc::sync_channel(QUEUE_CAP);
+    let counts = Arc::new(Counts::default());
     let handle = std::thread::Builder::new()
         .name("memd-recorder".into())
-        .spawn(move || {
-            expire(&shared, &store, retention);
-            run(&shared, &store, rx, retention)
+        .spawn({
+            let counts = Arc::clone(&counts);
+            move || {
+                expire(&shared, &store, retention);
+                run(&shared, &store, rx, retention, &counts)
+            }
         })
         .expect("spawning the recorder thread");
-    let recorder = Recorder {
-        tx,
-        dropped: Arc::new(AtomicU64::new(0)),
-    };
+    let recorder = Recorder { tx, counts };
     (recorder, handle)
 }
 
-fn run(shared: &Shared, store: &Store, rx: Receiver<Message>, retention: Retention) {
+fn run(
+    shared: &Shared,
+    store: &Store,
+    rx: Receiver<Message>,
+    retention: Retention,
+    counts: &Counts,
+) {
     let mut last_expiry = Instant::now();
     while let Ok(first) = rx.recv() {
         let mut batch = Vec::new();
@@ -163,7 +215,9 @@ fn run(shared: &Shared, store: &Store, rx: Receiver<Message>, retention: Retenti
                 break;
             }
         }
+        let n = batch.len() as u64;
         record(shared, store, batch);
+        counts.recorded.fetch_add(n, Ordering::SeqCst);
         if stop {
             break;
         }

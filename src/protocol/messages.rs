@@ -492,6 +492,21 @@ pub struct StatusReport {
     /// and the filter line that gives (`crate::learning::noise`).
     #[serde(default)]
     pub judge: JudgeNoise,
+    /// What queries showed, as the recorder thread has it
+    /// (`crate::daemon::recorder`).
+    #[serde(default)]
+    pub recorder: RecorderStatus,
+}
+
+/// The recorder thread's backlog, as `memctl status` shows it.
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq, Eq)]
+pub struct RecorderStatus {
+    /// Showings handed to it and not yet applied and written.
+    pub waiting: u64,
+    /// Showings applied and written since the daemon started.
+    pub recorded: u64,
+    /// Showings dropped because its queue was full (a stalled disk).
+    pub dropped: u64,
 }
 
 /// How often the judge contradicts itself, as `memctl status` shows it.

@@ -235,6 +235,16 @@ impl Daemon {
         serde_json::from_str(&stdout(&out)).expect("memctl prints JSON")
     }
 
+    /// Waits until the recorder thread has applied every showing the
+    /// daemon answered so far (`memctl status`: none waiting): what it
+    /// keeps (sessions counted in their contexts, match counts, held-back
+    /// evidence aged, audits in the store) comes after the reply.
+    pub fn recorded(&self) {
+        eventually("the recorder has applied every showing", || {
+            self.json(&["status"])["ok"]["status"]["recorder"]["waiting"] == 0
+        });
+    }
+
     /// Sends SIGTERM and waits for the exit.
     pub fn stop(&mut self) -> std::process::ExitStatus {
         let _ = Command::new("kill")
