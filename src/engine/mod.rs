@@ -170,6 +170,11 @@ impl Engine {
         self.live_per_kind[kind as usize] > 0
     }
 
+    /// Live items of `kind`.
+    pub(crate) fn live_count(&self, kind: Kind) -> usize {
+        self.live_per_kind[kind as usize] as usize
+    }
+
     /// Turns the decision to show on prompts on or off.
     pub fn set_decide(&mut self, on: bool) {
         self.decide = on;

@@ -94,6 +94,7 @@ impl Semantic {
                 cosines,
                 |l, c| self.fusion.fuse(l, c),
                 MAX_MATCHED_BY_MEANING,
+                self.fusion.floor,
             ),
             None => lexical,
         }

@@ -126,11 +126,15 @@ impl Similarities {
     /// its fused similarity; of the others, only the `max_by_meaning` with
     /// the highest cosines whose fused similarity is above 0 match, so the
     /// candidates stay few however many texts look alike to the model.
+    /// `floor`: a cosine at or below it adds nothing on its own
+    /// (`fuse(0.0, c) <= 0.0`), so such a document is passed over with one
+    /// comparison.
     pub fn fused_with(
         self,
         cosines: Vec<f32>,
         fuse: impl Fn(f32, f32) -> f32,
         max_by_meaning: usize,
+        floor: f32,
     ) -> Similarities {
         let lexical = self.scores;
         let len = lexical.len().max(cosines.len());
@@ -143,10 +147,10 @@ impl Similarities {
         }
         // The closest `max_by_meaning` by fused similarity, best first (the
         // earlier document on a tie). `fuse` does not decrease with the
-        // cosine, so a document whose cosine is at most the last kept one's
-        // is passed over with one comparison: most are.
+        // cosine, so a document whose cosine is at most the floor, or the
+        // last kept one's, is passed over with one comparison: most are.
         let mut by_meaning: Vec<(f32, f32, DocId)> = Vec::with_capacity(max_by_meaning + 1);
-        let mut bar = f32::NEG_INFINITY;
+        let mut bar = floor;
         if max_by_meaning > 0 {
             for (d, &c) in cosines.iter().enumerate() {
                 if c <= bar || lexical.get(d).is_some_and(|&l| l != 0.0) {
@@ -423,7 +427,6 @@ impl TextIndex {
     /// field of average length.
     pub fn similarities(&self, query: &str) -> Similarities {
         let mut scores = Vec::new();
-        let mut matched = Vec::new();
         let mut query_terms: Vec<u32> = Vec::new();
         let mut seen = rustc_hash::FxHashSet::default();
         for_each_term(query, |t| {
@@ -434,6 +437,15 @@ impl TextIndex {
             }
         });
         self.rarest(&mut query_terms);
+        // At most every document of every term's postings matches: sized
+        // once, the list is never copied as it grows.
+        let mut matched = Vec::with_capacity(
+            query_terms
+                .iter()
+                .map(|&id| self.postings[id as usize].df as usize)
+                .sum::<usize>()
+                .min(self.docs.len()),
+        );
         let n = self.live as f32;
         let mut avg = [0f32; FIELDS];
         for (a, sum) in avg.iter_mut().zip(self.len_sum) {
@@ -502,7 +514,7 @@ mod tests {
         };
         let cosines = vec![0.1, 0.9, 0.8, 0.3, 0.95, 0.8, 0.0, 0.6];
         let fuse = |l: f32, c: f32| l + (c - 0.5).max(0.0);
-        let fused = lexical.fused_with(cosines, fuse, 2);
+        let fused = lexical.fused_with(cosines, fuse, 2, 0.5);
         assert_eq!(fused.get(0), 0.5);
         assert!((fused.get(1) - 0.6).abs() < 1e-6);
         // The two closest of the rest: 4, then 2 (before 5, its equal).
@@ -516,7 +528,10 @@ mod tests {
             matched: vec![],
             parts: None,
         };
-        assert!(none.fused_with(vec![0.9; 3], fuse, 0).matched().is_empty());
+        assert!(none
+            .fused_with(vec![0.9; 3], fuse, 0, 0.5)
+            .matched()
+            .is_empty());
     }
 
     fn doc(title: &str, body: &str) -> Vec<(Field, String)> {

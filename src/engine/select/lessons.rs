@@ -356,7 +356,9 @@ pub(super) fn lessons(
     let learned = facts.learned;
     let context = Context::new(facts);
     let on_prompt = facts.on_prompt;
-    let mut pool = Vec::new();
+    // On a prompt, most of the lessons it matched are candidates: sized
+    // once, the pool is never copied as it grows.
+    let mut pool = Vec::with_capacity(if on_prompt { items.len() } else { 0 });
     let mut held_back = Vec::new();
     let mut changed = None;
     // Lessons written for another stack, until the prompt is known to

@@ -267,6 +267,24 @@ struct ByKind<'e> {
     seeds: Vec<&'e Live>,
 }
 
+impl<'e> ByKind<'e> {
+    /// The list for `kind` (none for learnings, which seed 003 finds by
+    /// their words).
+    fn list(&mut self, kind: Kind) -> Option<&mut Vec<&'e Live>> {
+        Some(match kind {
+            Kind::Pattern => &mut self.patterns,
+            Kind::AntiPattern => &mut self.anti_patterns,
+            Kind::Lesson => &mut self.lessons,
+            Kind::Gotcha => &mut self.gotchas,
+            Kind::Experience => &mut self.experience,
+            Kind::Observation => &mut self.observations,
+            Kind::Exemplar => &mut self.exemplars,
+            Kind::Seed => &mut self.seeds,
+            Kind::Learning => return None,
+        })
+    }
+}
+
 /// What a query selected, and what its lesson search noted.
 pub(super) struct Selection {
     pub(super) entries: Vec<Entry>,
@@ -361,6 +379,14 @@ pub(super) fn select_with(
         _ => false,
     };
     if Kind::ALL.iter().any(|&k| !from_matches(k) && engine.has(k)) {
+        // Each list is sized for every live item of its kind first: at a
+        // session start the lessons' list holds thousands, and growing it
+        // by pushing copied it again and again.
+        for &kind in Kind::ALL.iter().filter(|&&k| !from_matches(k)) {
+            if let Some(list) = by_kind.list(kind) {
+                list.reserve(engine.live_count(kind));
+            }
+        }
         for live in engine.live_items() {
             let list = match live.kind {
                 Kind::Pattern if !rubric_matched => &mut by_kind.patterns,
