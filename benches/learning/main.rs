@@ -538,6 +538,10 @@ impl<'w> Run<'w> {
         out.reachable = reachable.len();
         out.reached = reachable.iter().filter(|r| out.ids.contains(*r)).count();
         self.hook("SessionEnd", base("SessionEnd"));
+        // What the recorder keeps of the session's showings (its context's
+        // session clock, held-back evidence aged) is in before it is
+        // judged, however loaded the machine.
+        self.recorded();
 
         if std::env::var_os("MEMD_BENCH_TRACE").is_some() {
             for lesson in &out.ids {
@@ -703,6 +707,20 @@ impl<'w> Run<'w> {
             .join("repos")
             .join(self.repos[repo].name)
             .join("src")
+    }
+
+    /// Waits until the daemon's recorder has applied every showing so far
+    /// (`memctl status`: none waiting).
+    fn recorded(&self) {
+        for _ in 0..2000 {
+            let status = self.memctl(&["status", "--json"]);
+            let v: Value = serde_json::from_slice(&status.stdout).unwrap_or(Value::Null);
+            if v["ok"]["status"]["recorder"]["waiting"] == 0 {
+                return;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        panic!("the recorder did not catch up in 10 s");
     }
 
     fn evaluate(&self) {
