@@ -9,7 +9,8 @@
 //! - [`handler`]: answering each request.
 //! - [`watch`]: the indexer thread and the file watchers.
 //! - [`indexer`]: bringing memory and store in line with the disk.
-//! - [`recorder`]: what queries showed, recorded in batches.
+//! - [`recorder`]: what queries showed, recorded in batches once their
+//!   replies are written.
 //! - [`learning`]: feedback, evaluations, the log.
 //! - [`team`]: the team's verdicts in a project's `.memd/learned/`:
 //!   followed as they change, and one's own appended.
