@@ -106,14 +106,8 @@ impl Handler {
                 pid: self.shared.info.pid,
             }),
             RequestBody::Status => Response::ok(Reply::Status(Box::new(self.status()))),
-            // (`handle_deferring` answers queries; this one is not reached.)
-            RequestBody::Query(query) => {
-                let (response, shown) = self.query(query);
-                if let Some(shown) = shown {
-                    self.recorder.record(shown);
-                }
-                response
-            }
+            // Answered by `handle_deferring`, which never passes one here.
+            query @ RequestBody::Query(_) => self.handle(query),
             RequestBody::Explain { id, query } => {
                 self.register_place(&query);
                 let exclude = self.seen(&query);
