@@ -1761,19 +1761,7 @@ fn a_project_lessons_own_tags_count_where_they_were_absent() {
     ]);
     // The recorder counts the session's context, and so its tags, on a
     // thread of its own: the verdict waits until golang is one memd knows.
-    common::eventually("the session's context to be counted", || {
-        let explained = daemon.memctl(&[
-            "explain",
-            "L-GO",
-            "--task",
-            "close the body",
-            "--cwd",
-            &cwd,
-            "--tags",
-            "python",
-        ]);
-        String::from_utf8_lossy(&explained.stdout).contains("written for another stack")
-    });
+    daemon.recorded();
     let judged = daemon.json(&["feedback", "L-GO", "--irrelevant", "--tags", "python"]);
     let tags = common::tag_names(&judged["ok"]["judged"]);
     assert!(

@@ -382,27 +382,24 @@ pub(super) fn select_with(
         // Each list is sized for every live item of its kind first: at a
         // session start the lessons' list holds thousands, and growing it
         // by pushing copied it again and again.
+        // The kinds this pass gathers, by `Kind as usize`.
+        let mut gathered = [false; Kind::ALL.len()];
         for &kind in Kind::ALL.iter().filter(|&&k| !from_matches(k)) {
             if let Some(list) = by_kind.list(kind) {
                 list.reserve(engine.live_count(kind));
+                gathered[kind as usize] = true;
             }
         }
         for live in engine.live_items() {
-            let list = match live.kind {
-                Kind::Pattern if !rubric_matched => &mut by_kind.patterns,
-                Kind::AntiPattern if !rubric_matched => &mut by_kind.anti_patterns,
-                Kind::Lesson if !lessons_matched => &mut by_kind.lessons,
-                Kind::Gotcha => &mut by_kind.gotchas,
-                Kind::Experience => &mut by_kind.experience,
-                Kind::Observation => &mut by_kind.observations,
-                Kind::Exemplar => &mut by_kind.exemplars,
-                Kind::Seed => &mut by_kind.seeds,
-                Kind::Pattern | Kind::AntiPattern | Kind::Lesson | Kind::Learning => continue,
-            };
+            if !gathered[live.kind as usize] {
+                continue;
+            }
             if live.scope != GLOBAL && !engine.visible(live, scope) {
                 continue;
             }
-            list.push(live);
+            if let Some(list) = by_kind.list(live.kind) {
+                list.push(live);
+            }
         }
     }
     let mut out = Vec::new();
