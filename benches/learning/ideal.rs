@@ -11,7 +11,9 @@
 //!   [`ORDER_DEPTH`](super::ORDER_DEPTH) deep). It shows the first [`MAX_LESSONS`] its
 //!   verdicts do not rule out: a lesson is skipped when its verdicts in
 //!   this repository are on balance irrelevant or, with none here, when its
-//!   verdicts in every repository are. After each session every lesson it
+//!   verdicts in every repository are (`ideal`: one more irrelevant than
+//!   relevant; `ideal2`, `ideal3`: two or three more, a learner that gives
+//!   a lesson judged wrongly once another chance). After each session every lesson it
 //!   showed is judged against the session's prompts, as `memctl evaluate`
 //!   judges them. Its base is the `off` arm: the same order, nothing
 //!   learned.
@@ -76,11 +78,19 @@ impl<'w> Sim<'w> {
         relevant(self.drift.as_ref(), self.repos, lesson, repo, topic)
     }
 
-    /// Whether the learner's verdicts rule `lesson` out in `repo`.
+    /// Whether the learner's verdicts rule `lesson` out in `repo`: they
+    /// are its margin ([`Arm::Ideal`]) more irrelevant than relevant
+    /// there or, with none there, everywhere.
     fn ruled_out(&self, lesson: &str, repo: usize) -> bool {
+        let Arm::Ideal(margin) = self.arm else {
+            return false;
+        };
         match self.here.get(&(lesson.to_string(), repo)) {
-            Some(&sum) => sum < 0,
-            None => self.everywhere.get(lesson).is_some_and(|&sum| sum < 0),
+            Some(&sum) => sum <= -margin,
+            None => self
+                .everywhere
+                .get(lesson)
+                .is_some_and(|&sum| sum <= -margin),
         }
     }
 
@@ -126,7 +136,7 @@ impl<'w> Sim<'w> {
         }
         out.reachable = reachable.len();
         out.reached = reachable.iter().filter(|r| out.ids.contains(*r)).count();
-        if self.arm == Arm::Ideal {
+        if matches!(self.arm, Arm::Ideal(_)) {
             for lesson in &out.ids {
                 let l = self.lesson(lesson).unwrap();
                 let truth = prompts.iter().any(|(t, _)| self.relevant(l, repo, *t));

@@ -13,6 +13,10 @@
 //!   read as a share of it ([`ideal`]): a learner with a perfect memory and
 //!   the same judge over memd's own order, and the relevant lessons among
 //!   those retrieval reaches. They play the first two phases only.
+//!   `ideal2` and `ideal3` are the same learner, ruling a lesson out only
+//!   on two or three more irrelevant verdicts than relevant ones: it trades
+//!   precision for recall, and the bars read the evaluator against the most
+//!   precise of them whose recall is not below `off`'s as well.
 //!
 //! Phases: 120 sessions over ten repositories (precision and recall are
 //! read over sessions 61-120); then a drift, where in one repository the
@@ -33,7 +37,8 @@
 //!
 //! `cargo bench --bench learning` (sixteen seeds); `-- quick` for one seed,
 //! `-- seeds N`, `-- seed N` for that seed alone (`-- seed 9 seeds 8`: seeds 9 to
-//! 16), `-- arms off,evaluate`, `-- teams stacks,busy`, `-- error N` for a
+//! 16), `-- arms off,evaluate` (`off`, `evaluate`, `batch`, `feedback`,
+//! `ideal`, `ideal2`, `ideal3`, `oracle`), `-- teams stacks,busy`, `-- error N` for a
 //! judge wrong in N% of its verdicts (20 by default). Under each arm, what
 //! the measured sessions showed to explore (re-checks of filtered lessons,
 //! lessons written for another stack) and how much of it was relevant, and
@@ -116,16 +121,20 @@ enum Arm {
     Feedback,
     /// What is achievable, played without a daemon ([`ideal`]).
     Oracle,
-    Ideal,
+    /// The ideal learner, ruling a lesson out once its verdicts are this
+    /// many more irrelevant than relevant ([`ideal`]).
+    Ideal(i32),
 }
 
 impl Arm {
-    const ALL: [Arm; 6] = [
+    const ALL: [Arm; 8] = [
         Arm::Off,
         Arm::Evaluate,
         Arm::Batch,
         Arm::Feedback,
-        Arm::Ideal,
+        Arm::Ideal(1),
+        Arm::Ideal(2),
+        Arm::Ideal(3),
         Arm::Oracle,
     ];
 
@@ -136,13 +145,16 @@ impl Arm {
             Arm::Batch => "batch",
             Arm::Feedback => "feedback",
             Arm::Oracle => "oracle",
-            Arm::Ideal => "ideal",
+            Arm::Ideal(1) => "ideal",
+            Arm::Ideal(2) => "ideal2",
+            Arm::Ideal(3) => "ideal3",
+            Arm::Ideal(_) => "ideal-n",
         }
     }
 
     /// Played by [`ideal::Sim`], not by memd.
     fn simulated(self) -> bool {
-        matches!(self, Arm::Oracle | Arm::Ideal)
+        matches!(self, Arm::Oracle | Arm::Ideal(_))
     }
 }
 
@@ -562,7 +574,7 @@ impl<'w> Run<'w> {
             }
         }
         match self.arm {
-            Arm::Off | Arm::Oracle | Arm::Ideal => {}
+            Arm::Off | Arm::Oracle | Arm::Ideal(_) => {}
             Arm::Evaluate => self.evaluate(),
             Arm::Batch if n.is_multiple_of(BATCH) => self.evaluate(),
             Arm::Batch => {}
@@ -975,7 +987,7 @@ fn run_arm(team: Team, arm: Arm, seed: u64, memctl: &Path) -> Figures {
     let mut figures = Figures::default();
 
     let mut player = if arm.simulated() {
-        let order = (arm == Arm::Ideal)
+        let order = matches!(arm, Arm::Ideal(_))
             .then(|| Run::start(Arm::Off, seed, memctl, &repos, &lessons, &engine));
         Player::Sim(Box::new(ideal::Sim::new(
             arm, seed, &repos, &lessons, &engine, order,
