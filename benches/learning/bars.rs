@@ -103,10 +103,9 @@ pub fn bars(arms: &[Summary]) -> Vec<Bar> {
         .iter()
         .filter(|s| matches!(s.arm, Arm::Ideal(_)) && s.recall >= off.recall)
         .max_by(|a, b| a.precision.total_cmp(&b.precision));
-    if let (Some(ideal), Some(bar)) = (
-        at_recall,
-        at_recall.and_then(|i| precision_bar(off.precision, oracle, Some(i.precision))),
-    ) {
+    if let Some((ideal, bar)) =
+        at_recall.and_then(|i| Some((i, precision_bar(off.precision, oracle, Some(i.precision))?)))
+    {
         out.push(Bar {
             what: format!(
                 "precision {:.3} >= {bar:.3} (against {}, {:.3} / {:.3}, the ideal learner with recall not below off's)",
