@@ -23,7 +23,9 @@
 //! lessons that helped on one topic go stale and two that did not become
 //! relevant, and 30 sessions there that each touch the topic: `stale-stop`
 //! is the last session that showed a stale lesson as a kept one, `+Nr` the
-//! times one was shown on probation (re-checked) after; `fresh-show` the
+//! times one was shown as a re-check (each stale lesson explained in the
+//! session, before the hook asks, as the hook's query decides it);
+//! `fresh-show` the
 //! session each new one was first shown, per seed. Then, on a
 //! fresh daemon per arm, 120 sessions from one repository only: the share of
 //! injected lessons that are on the prompt's topic, and how many lessons
@@ -478,6 +480,8 @@ impl<'w> Run<'w> {
         for (topic, prompt) in prompts {
             let mut input = base("UserPromptSubmit");
             input["prompt"] = json!(prompt);
+            // Asked before the hook, in its session: what it decides.
+            let rechecks = self.stale_rechecks(prompt, &cwd, &id);
             let shown = self.hook("UserPromptSubmit", input);
             if std::env::var_os("MEMD_BENCH_DEBUG").is_some()
                 && n > MEASURED_FROM
@@ -525,11 +529,7 @@ impl<'w> Run<'w> {
                 } else if another_stack {
                     out.explored.another_stack.count(relevant);
                 }
-                let stale = self
-                    .drift
-                    .as_ref()
-                    .is_some_and(|d| d.stale.contains(lesson));
-                if stale && self.on_probation(lesson, prompt, &cwd) {
+                if rechecks.contains(lesson) {
                     out.rechecks.insert(lesson.clone());
                 }
             }
@@ -668,12 +668,34 @@ impl<'w> Run<'w> {
         }
     }
 
-    /// Whether `lesson` is on probation for `prompt` in `cwd`: shown to be
-    /// judged anew after it was held back long enough.
-    fn on_probation(&self, lesson: &str, prompt: &str, cwd: &Path) -> bool {
-        self.ranked(prompt, cwd)
+    /// The drift's stale lessons that `prompt` in `cwd` would show in
+    /// `session` as re-checks (on probation, or on the record over every
+    /// showing), each explained as the hook's query would decide it.
+    fn stale_rechecks(&self, prompt: &str, cwd: &Path, session: &str) -> BTreeSet<String> {
+        let Some(drift) = &self.drift else {
+            return BTreeSet::new();
+        };
+        let cwd = cwd.display().to_string();
+        drift
+            .stale
             .iter()
-            .any(|i| i["id"] == lesson && i["dimensions"]["probation"] == 1.0)
+            .filter(|lesson| {
+                let e = self.memctl(&[
+                    "explain",
+                    lesson,
+                    "--task",
+                    prompt,
+                    "--cwd",
+                    &cwd,
+                    "--session",
+                    session,
+                    "--json",
+                ]);
+                let v: Value = serde_json::from_slice(&e.stdout).unwrap_or(Value::Null);
+                v["ok"]["explanation"]["dimensions"]["probation"] == 1.0
+            })
+            .cloned()
+            .collect()
     }
 
     /// memd's order of the lessons for `prompt` in `cwd` with nothing
@@ -848,17 +870,30 @@ fn stale_floor(learned: &[(f64, f64)]) -> usize {
 /// Draws of the judge's errors [`stale_ideal`] averages over.
 const IDEAL_DRAWS: u64 = 2000;
 
+/// What an ideal memd would do with the stale lessons after a drift
+/// ([`stale_ideal`]).
+#[derive(Default, Clone, Copy)]
+struct StaleIdeal {
+    /// Stale lessons stopped by the bound, on average over the draws.
+    by_bound: f64,
+    /// The share of draws in which every stale lesson stopped by
+    /// [`bars::STALE_STOP_ALL`].
+    all_by: f64,
+}
+
 /// How many of the stale lessons (each `(level, evals)` at the drift) an
 /// ideal memd would stop by drift session `bound`, on average over the
-/// judge's errors: each session the topic's prompt shows the
+/// judge's errors, and how often it would stop all of them by
+/// [`bars::STALE_STOP_ALL`]: each session the topic's prompt shows the
 /// `MAX_LESSONS` stale lessons not yet filtered with the best evidence
 /// (as the boost orders them), each gets a verdict wrong `error_percent`
 /// of the time, moves by seed 001's EMA, and once filtered is never shown
 /// again (no re-check, no other prompt). What the seed's EMA and the slots
 /// allow whatever memd's rules are.
-fn stale_ideal(learned: &[(f64, f64)], error_percent: u64, bound: usize) -> f64 {
+fn stale_ideal(learned: &[(f64, f64)], error_percent: u64, bound: usize) -> StaleIdeal {
     let mut rng = Rng(0x5eed);
     let mut stopped = 0usize;
+    let mut all_stopped = 0usize;
     for _ in 0..IDEAL_DRAWS {
         // (level, evals, filtered, last session shown as a kept one)
         let mut state: Vec<(f64, f64, bool, usize)> = learned
@@ -878,8 +913,12 @@ fn stale_ideal(learned: &[(f64, f64)], error_percent: u64, bound: usize) -> f64 
             }
         }
         stopped += state.iter().filter(|s| s.2 && s.3 <= bound).count();
+        all_stopped += usize::from(state.iter().all(|s| s.2 && s.3 <= bars::STALE_STOP_ALL));
     }
-    stopped as f64 / IDEAL_DRAWS as f64
+    StaleIdeal {
+        by_bound: stopped as f64 / IDEAL_DRAWS as f64,
+        all_by: all_stopped as f64 / IDEAL_DRAWS as f64,
+    }
 }
 
 /// The sessions of a phase: a repository and two or three prompts on its
@@ -966,8 +1005,8 @@ struct Figures {
     /// The earliest drift session by which every stale lesson could have
     /// been stopped, every verdict right ([`stale_floor`]).
     stale_floor: usize,
-    /// Stale lessons an ideal memd would stop by the bound ([`stale_ideal`]).
-    stale_ideal: f64,
+    /// What an ideal memd would do with the stale lessons ([`stale_ideal`]).
+    stale_ideal: StaleIdeal,
     fresh_first: Vec<Option<usize>>,
     one_repo: Tally,
     one_repo_pins: usize,
@@ -1250,10 +1289,16 @@ fn report(team: Team, arm: Arm, (first, seeds): (u64, u64), memctl: &Path) -> ba
     if arm != Arm::Off && !arm.simulated() {
         let floors: Vec<String> = all.iter().map(|f| f.stale_floor.to_string()).collect();
         println!(
-            "          what the slots allow: stopping every stale lesson takes until session {} (seeds over {STALE_STOP_BOUND}: {}) with every verdict right; an ideal memd with this judge stops {:.1} by session {STALE_STOP_BOUND}",
+            "          what the slots allow: stopping every stale lesson takes until session {} (seeds over {STALE_STOP_BOUND}: {}) with every verdict right; an ideal memd with this judge stops {:.1} by session {STALE_STOP_BOUND}, and all of them by {} in every seed {:.0}% of the time ({} a seed)",
             floors.join(","),
             all.iter().filter(|f| f.stale_floor > STALE_STOP_BOUND).count(),
-            all.iter().map(|f| f.stale_ideal).sum::<f64>(),
+            all.iter().map(|f| f.stale_ideal.by_bound).sum::<f64>(),
+            bars::STALE_STOP_ALL,
+            100.0 * all.iter().map(|f| f.stale_ideal.all_by).product::<f64>(),
+            all.iter()
+                .map(|f| format!("{:.0}%", 100.0 * f.stale_ideal.all_by))
+                .collect::<Vec<_>>()
+                .join(","),
         );
     }
     let x = measured.explored;
