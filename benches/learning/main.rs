@@ -160,6 +160,12 @@ impl Arm {
     }
 }
 
+/// The arguments that place a query or an explanation: `prompt` asked in
+/// `cwd`, in `session`.
+fn in_session<'a>(prompt: &'a str, cwd: &'a str, session: &'a str) -> [&'a str; 6] {
+    ["--task", prompt, "--cwd", cwd, "--session", session]
+}
+
 /// The relevance flip of the drift phase, in one repository.
 struct Drift {
     repo: usize,
@@ -410,6 +416,14 @@ impl<'w> Run<'w> {
             .unwrap()
     }
 
+    /// The answer (`ok`) of `memctl ARGS` asked for JSON; null when it
+    /// gave none.
+    fn memctl_ok(&self, args: &[&str]) -> Value {
+        let out = self.memctl(args);
+        let mut v: Value = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
+        v["ok"].take()
+    }
+
     /// Runs one hook through the real `memctl hook claude EVENT`; returns
     /// the lesson ids it injected.
     fn hook(&self, event: &str, input: Value) -> Vec<String> {
@@ -616,9 +630,8 @@ impl<'w> Run<'w> {
     /// with its dimensions.
     fn ranked(&self, prompt: &str, cwd: &Path) -> Vec<Value> {
         let cwd = cwd.display().to_string();
-        let q = self.memctl(&["query", "--json", "--task", prompt, "--cwd", &cwd]);
-        let mut v: Value = serde_json::from_slice(&q.stdout).unwrap_or(Value::Null);
-        match v["ok"]["answer"]["items"].take() {
+        let mut ok = self.memctl_ok(&["query", "--json", "--task", prompt, "--cwd", &cwd]);
+        match ok["answer"]["items"].take() {
             Value::Array(items) => items,
             _ => Vec::new(),
         }
@@ -676,23 +689,13 @@ impl<'w> Run<'w> {
             return BTreeSet::new();
         };
         let cwd = cwd.display().to_string();
+        let place = in_session(prompt, &cwd, session);
         drift
             .stale
             .iter()
             .filter(|lesson| {
-                let e = self.memctl(&[
-                    "explain",
-                    lesson,
-                    "--task",
-                    prompt,
-                    "--cwd",
-                    &cwd,
-                    "--session",
-                    session,
-                    "--json",
-                ]);
-                let v: Value = serde_json::from_slice(&e.stdout).unwrap_or(Value::Null);
-                v["ok"]["explanation"]["dimensions"]["probation"] == 1.0
+                let ok = self.memctl_ok(&[&["explain", lesson, "--json"], &place[..]].concat());
+                ok["explanation"]["dimensions"]["probation"] == 1.0
             })
             .cloned()
             .collect()
@@ -704,22 +707,12 @@ impl<'w> Run<'w> {
     /// until it shows nothing or [`ORDER_DEPTH`] are found.
     fn order(&self, prompt: &str, cwd: &Path, session: &str) -> Vec<String> {
         let cwd = cwd.display().to_string();
+        let place = in_session(prompt, &cwd, session);
+        let query = [&["query", "--json", "--kinds", "lesson"], &place[..]].concat();
         let mut order = Vec::new();
         while order.len() < ORDER_DEPTH {
-            let q = self.memctl(&[
-                "query",
-                "--json",
-                "--kinds",
-                "lesson",
-                "--task",
-                prompt,
-                "--cwd",
-                &cwd,
-                "--session",
-                session,
-            ]);
-            let v: Value = serde_json::from_slice(&q.stdout).unwrap_or(Value::Null);
-            let ids: Vec<String> = v["ok"]["answer"]["items"]
+            let ok = self.memctl_ok(&query);
+            let ids: Vec<String> = ok["answer"]["items"]
                 .as_array()
                 .into_iter()
                 .flatten()
@@ -747,9 +740,8 @@ impl<'w> Run<'w> {
     /// (`memctl status`: none waiting).
     fn recorded(&self) {
         for _ in 0..2000 {
-            let status = self.memctl(&["status", "--json"]);
-            let v: Value = serde_json::from_slice(&status.stdout).unwrap_or(Value::Null);
-            if v["ok"]["status"]["recorder"]["waiting"] == 0 {
+            let ok = self.memctl_ok(&["status", "--json"]);
+            if ok["status"]["recorder"]["waiting"] == 0 {
                 return;
             }
             std::thread::sleep(std::time::Duration::from_millis(5));
@@ -770,9 +762,8 @@ impl<'w> Run<'w> {
     /// showing: its level (in the evaluator's unit) and judged sessions.
     fn learned_here(&self, lesson: &str, cwd: &Path) -> (f64, f64) {
         let cwd = cwd.display().to_string();
-        let e = self.memctl(&["explain", lesson, "--cwd", &cwd, "--json"]);
-        let v: Value = serde_json::from_slice(&e.stdout).unwrap_or(Value::Null);
-        let d = &v["ok"]["explanation"]["dimensions"];
+        let ok = self.memctl_ok(&["explain", lesson, "--cwd", &cwd, "--json"]);
+        let d = &ok["explanation"]["dimensions"];
         (
             d["tag_level"].as_f64().unwrap_or(0.0),
             d["tag_evals"].as_f64().unwrap_or(0.0),
@@ -781,9 +772,7 @@ impl<'w> Run<'w> {
 
     /// Lessons pinned by a rule rather than by hand.
     fn auto_pinned(&self) -> usize {
-        let log = self.memctl(&["log", "--json"]);
-        let v: Value = serde_json::from_slice(&log.stdout).unwrap_or(Value::Null);
-        v["ok"]["log"]
+        self.memctl_ok(&["log", "--json"])["log"]
             .as_array()
             .into_iter()
             .flatten()
@@ -1083,9 +1072,8 @@ fn run_arm(team: Team, arm: Arm, seed: u64, memctl: &Path) -> Figures {
     if std::env::var_os("MEMD_BENCH_DEBUG").is_some() {
         eprintln!("DRIFT seed {seed}: stale {stale:?}, fresh {fresh:?}");
         if let Player::Memd(run) = &player {
-            let status = run.memctl(&["status", "--json"]);
-            let v: Value = serde_json::from_slice(&status.stdout).unwrap_or(Value::Null);
-            eprintln!("JUDGE seed {seed}: {}", v["ok"]["status"]["judge"]);
+            let ok = run.memctl_ok(&["status", "--json"]);
+            eprintln!("JUDGE seed {seed}: {}", ok["status"]["judge"]);
         }
     }
     let others = &repos[drift_repo].topics;
