@@ -17,10 +17,21 @@
 //!   showed is judged against the session's prompts, as `memctl evaluate`
 //!   judges them. Its base is the `off` arm: the same order, nothing
 //!   learned.
+//! - `literal`: seed 001's rule alone, over the same order and with the same
+//!   judge: each (lesson, repository) has the seed's EMA of its verdicts
+//!   there ([`TagScore::record`], evaluator weight), and a lesson is
+//!   skipped once that score is below the seed's -0.1 after its 3 judged
+//!   sessions. Nothing else: no re-check of a skipped lesson, no wider
+//!   scope, no line read from the judge's noise. What memd's departures
+//!   from the seed (BENCHMARKS.md, "Learning per context") are read
+//!   against.
 
 use std::collections::{BTreeSet, HashMap};
 
 use memd::engine::{Engine, GLOBAL};
+use memd::learning::tag_relevance::{
+    TagScore, EVALUATOR_WEIGHT, MIN_EVALS_FOR_FILTER, NEGATIVE_SCORE_THRESHOLD,
+};
 use memd::scoring::lesson::MAX_LESSONS;
 
 use super::{judge, judge_error, relevant, Arm, Drift, Outcome, Run, REACH};
@@ -38,6 +49,8 @@ pub struct Sim<'w> {
     here: HashMap<(String, usize), i32>,
     /// Sum of verdicts per lesson in every repository.
     everywhere: HashMap<String, i32>,
+    /// Seed 001's score per (lesson, repository) (the `literal` arm).
+    seed_scores: HashMap<(String, usize), TagScore>,
     /// The daemon that gives memd's order (the ideal learner's).
     order: Option<Run<'w>>,
 }
@@ -60,6 +73,7 @@ impl<'w> Sim<'w> {
             drift: None,
             here: HashMap::new(),
             everywhere: HashMap::new(),
+            seed_scores: HashMap::new(),
             order,
         }
     }
@@ -80,10 +94,21 @@ impl<'w> Sim<'w> {
 
     /// Whether the learner's verdicts rule `lesson` out in `repo`: they
     /// are its margin ([`Arm::Ideal`]) more irrelevant than relevant
-    /// there or, with none there, everywhere.
+    /// there or, with none there, everywhere; for the `literal` arm, the
+    /// seed's filter on its score there.
     fn ruled_out(&self, lesson: &str, repo: usize) -> bool {
-        let Arm::Ideal(margin) = self.arm else {
-            return false;
+        let margin = match self.arm {
+            Arm::Ideal(margin) => margin,
+            Arm::Literal => {
+                return self
+                    .seed_scores
+                    .get(&(lesson.to_string(), repo))
+                    .is_some_and(|s| {
+                        f64::from(s.evals()) >= MIN_EVALS_FOR_FILTER
+                            && s.score < NEGATIVE_SCORE_THRESHOLD
+                    })
+            }
+            _ => return false,
         };
         match self.here.get(&(lesson.to_string(), repo)) {
             Some(&sum) => sum <= -margin,
@@ -95,7 +120,7 @@ impl<'w> Sim<'w> {
     }
 
     /// Plays one session: nothing at its start, up to [`MAX_LESSONS`] on
-    /// each prompt, then the judge's verdicts (the ideal learner).
+    /// each prompt, then the judge's verdicts (the learners).
     pub fn session(&mut self, n: usize, repo: usize, prompts: &[(usize, String)]) -> Outcome {
         let id = format!("{}-{}-{n}", self.arm.name(), self.seed);
         let mut out = Outcome::default();
@@ -136,7 +161,7 @@ impl<'w> Sim<'w> {
         }
         out.reachable = reachable.len();
         out.reached = reachable.iter().filter(|r| out.ids.contains(*r)).count();
-        if matches!(self.arm, Arm::Ideal(_)) {
+        if matches!(self.arm, Arm::Ideal(_) | Arm::Literal) {
             for lesson in &out.ids {
                 let l = self.lesson(lesson).unwrap();
                 let truth = prompts.iter().any(|(t, _)| self.relevant(l, repo, *t));
@@ -147,6 +172,8 @@ impl<'w> Sim<'w> {
                 };
                 *self.here.entry((lesson.clone(), repo)).or_default() += verdict;
                 *self.everywhere.entry(lesson.clone()).or_default() += verdict;
+                let score = self.seed_scores.entry((lesson.clone(), repo)).or_default();
+                *score = score.record(f64::from(verdict), EVALUATOR_WEIGHT);
             }
         }
         out

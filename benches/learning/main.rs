@@ -17,6 +17,10 @@
 //!   on two or three more irrelevant verdicts than relevant ones: it trades
 //!   precision for recall, and the bars read the evaluator against the most
 //!   precise of them whose recall is not below `off`'s as well.
+//! - `literal`: seed 001's rule taken literally, per lesson and repository,
+//!   over the same order and judge: what memd's own rules are read
+//!   against where they depart from it. It too plays the first two phases
+//!   only.
 //!
 //! Phases: 120 sessions over ten repositories (precision and recall are
 //! read over sessions 61-120); then a drift, where in one repository the
@@ -40,7 +44,7 @@
 //! `cargo bench --bench learning` (sixteen seeds); `-- quick` for one seed,
 //! `-- seeds N`, `-- seed N` for that seed alone (`-- seed 9 seeds 8`: seeds 9 to
 //! 16), `-- arms off,evaluate` (`off`, `evaluate`, `batch`, `feedback`,
-//! `ideal`, `ideal2`, `ideal3`, `oracle`), `-- teams stacks,busy`, `-- error N` for a
+//! `ideal`, `ideal2`, `ideal3`, `literal`, `oracle`), `-- teams stacks,busy`, `-- error N` for a
 //! judge wrong in N% of its verdicts (20 by default). Under each arm, what
 //! the measured sessions showed to explore (re-checks of filtered lessons,
 //! lessons written for another stack) and how much of it was relevant, and
@@ -126,10 +130,13 @@ enum Arm {
     /// The ideal learner, ruling a lesson out once its verdicts are this
     /// many more irrelevant than relevant ([`ideal`]).
     Ideal(i32),
+    /// Seed 001's rule alone, per lesson and repository, over the same
+    /// order ([`ideal`]).
+    Literal,
 }
 
 impl Arm {
-    const ALL: [Arm; 8] = [
+    const ALL: [Arm; 9] = [
         Arm::Off,
         Arm::Evaluate,
         Arm::Batch,
@@ -137,6 +144,7 @@ impl Arm {
         Arm::Ideal(1),
         Arm::Ideal(2),
         Arm::Ideal(3),
+        Arm::Literal,
         Arm::Oracle,
     ];
 
@@ -151,12 +159,13 @@ impl Arm {
             Arm::Ideal(2) => "ideal2",
             Arm::Ideal(3) => "ideal3",
             Arm::Ideal(_) => "ideal-n",
+            Arm::Literal => "literal",
         }
     }
 
     /// Played by [`ideal::Sim`], not by memd.
     fn simulated(self) -> bool {
-        matches!(self, Arm::Oracle | Arm::Ideal(_))
+        matches!(self, Arm::Oracle | Arm::Ideal(_) | Arm::Literal)
     }
 }
 
@@ -588,7 +597,7 @@ impl<'w> Run<'w> {
             }
         }
         match self.arm {
-            Arm::Off | Arm::Oracle | Arm::Ideal(_) => {}
+            Arm::Off | Arm::Oracle | Arm::Ideal(_) | Arm::Literal => {}
             Arm::Evaluate => self.evaluate(),
             Arm::Batch if n.is_multiple_of(BATCH) => self.evaluate(),
             Arm::Batch => {}
@@ -1015,7 +1024,7 @@ fn run_arm(team: Team, arm: Arm, seed: u64, memctl: &Path) -> Figures {
     let mut figures = Figures::default();
 
     let mut player = if arm.simulated() {
-        let order = matches!(arm, Arm::Ideal(_))
+        let order = matches!(arm, Arm::Ideal(_) | Arm::Literal)
             .then(|| Run::start(Arm::Off, seed, memctl, &repos, &lessons, &engine));
         Player::Sim(Box::new(ideal::Sim::new(
             arm, seed, &repos, &lessons, &engine, order,
