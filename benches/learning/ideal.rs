@@ -170,10 +170,13 @@ impl<'w> Sim<'w> {
                 } else {
                     -1
                 };
-                *self.here.entry((lesson.clone(), repo)).or_default() += verdict;
-                *self.everywhere.entry(lesson.clone()).or_default() += verdict;
-                let score = self.seed_scores.entry((lesson.clone(), repo)).or_default();
-                *score = score.record(f64::from(verdict), EVALUATOR_WEIGHT);
+                if self.arm == Arm::Literal {
+                    let score = self.seed_scores.entry((lesson.clone(), repo)).or_default();
+                    *score = score.record(f64::from(verdict), EVALUATOR_WEIGHT);
+                } else {
+                    *self.here.entry((lesson.clone(), repo)).or_default() += verdict;
+                    *self.everywhere.entry(lesson.clone()).or_default() += verdict;
+                }
             }
         }
         out
