@@ -836,7 +836,8 @@ fn a_filtered_lesson_comes_back_after_the_prompts_it_was_held_back_from() {
     for _ in 0..10 {
         assert!(!lesson_ids(&daemon, "python").contains(&"L-1".to_string()));
     }
-    // Three judged sessions wait 3 x 3 = 9 prompts of agents' sessions.
+    // Three irrelevant judged sessions wait 3 x 3 = 9 prompts of agents'
+    // sessions.
     for i in 0..9 {
         assert!(!prompt(&format!("s-{i}")), "shown after {i} prompts");
     }
@@ -854,6 +855,33 @@ fn a_filtered_lesson_comes_back_after_the_prompts_it_was_held_back_from() {
     let daemon = Daemon::start(&sandbox);
     let log = daemon.json(&["log", "L-1"]);
     assert!(log.to_string().contains("\"held\":1"), "{log}");
+}
+
+#[test]
+fn a_filtered_lesson_mostly_judged_relevant_comes_back_sooner() {
+    let sandbox = Sandbox::new();
+    sandbox.write("lessons.yaml", LESSONS);
+    let daemon = Daemon::start(&sandbox);
+    // Four relevant, then two irrelevant: the seed's EMA (weight 2) 1.520,
+    // 0.464, then -0.275, -0.138 in the evaluator's unit: filtered.
+    for verdict in ["--relevant"; 4].into_iter().chain(["--irrelevant"; 2]) {
+        feedback_python(&daemon, "L-1", verdict);
+    }
+    let filtered = explain(&daemon, "L-1", "python");
+    assert!(filtered.contains(": filtered"), "{filtered}");
+    assert!(filtered.contains("held back from 3 prompts"), "{filtered}");
+    // Two more for it than against it: it waits the least, 3 prompts, not
+    // the 18 of six judged sessions.
+    let prompt = |session: &str| l1_on_the_test_prompt(&daemon, Some(session)).is_some();
+    for i in 0..3 {
+        assert!(!prompt(&format!("s-{i}")), "shown after {i} prompts");
+    }
+    common::eventually("the held-back prompts to be recorded", || {
+        let log = daemon.json(&["log", "L-1"]);
+        log.to_string().contains("\"held\":3")
+    });
+    assert!(prompt("s-3"), "on probation after 3 prompts held back");
+    assert!(explain(&daemon, "L-1", "python").contains("on probation"));
 }
 
 /// Direct feedback on `id` with the python tag.

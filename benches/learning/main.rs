@@ -1277,9 +1277,11 @@ fn report(team: Team, arm: Arm, (first, seeds): (u64, u64), memctl: &Path) -> ba
         started.elapsed()
     );
     println!(
-        "          drift: stale lessons stopped by session {STALE_STOP_BOUND}: {}/{}, fresh ones shown by session {FRESH_SHOW_BOUND}: {}/{}",
+        "          drift: stale lessons stopped by session {STALE_STOP_BOUND}: {}/{} (by {}: {}), fresh ones shown by session {FRESH_SHOW_BOUND}: {}/{}",
         summary.stale_within(STALE_STOP_BOUND),
         summary.stale_each.len(),
+        bars::STALE_STOP_ALL,
+        summary.stale_within(bars::STALE_STOP_ALL),
         summary.fresh_within(FRESH_SHOW_BOUND),
         summary.fresh_first.len(),
     );

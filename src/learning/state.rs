@@ -1738,7 +1738,7 @@ mod tests {
         }
         l.judge("L-6", &[], &tags(&["go"]), Match::Strong, 1.0, 1.0);
         assert_eq!(verdict(l.evidence("L-6", &here)), TagVerdict::Filtered);
-        // Six judged sessions wait 3 x 6 = 18 prompts.
+        // Six judged sessions, all against it, wait 3 x 6 = 18 prompts.
         let mut aged = Vec::new();
         for _ in 0..17 {
             aged = l.hold_back("L-6", &[], &tags(&["billing", "linux", "python"]));
@@ -1843,7 +1843,7 @@ mod tests {
             assert!(matches!(kept.verdict, TagVerdict::Boost(_)), "{item}");
             assert_eq!(kept.record, None, "{item}");
         }
-        // Held back from six prompts (three for each judged session), it
+        // Held back from six prompts (three for each verdict against it), it
         // is on probation, to be judged anew.
         for _ in 0..5 {
             l.hold_back("L-1", &[], &here);

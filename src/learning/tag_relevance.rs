@@ -39,9 +39,10 @@
 //!   share;
 //! - a filtered item gets another chance ([`TagVerdict::Probation`]) once
 //!   it has been held back from enough prompts it matched well since it was
-//!   last judged ([`probation_wait`]); the more evidence, the longer it
-//!   waits. A re-check judged relevant once stays a re-check until a second
-//!   judgement confirms it ([`TagScore::trial`]);
+//!   last judged ([`probation_wait`]); the more its verdicts are against
+//!   it on balance, the longer it waits. A re-check judged relevant once
+//!   stays a re-check until a second judgement confirms it
+//!   ([`TagScore::trial`]);
 //! - the seed's filter line and its boost read a score in the evaluator's
 //!   unit ([`TagScore::level`]): direct feedback still counts double
 //!   against the evaluator's verdicts, but a score made by feedback alone
@@ -87,19 +88,30 @@ pub const AUTO_PIN_MIN_COVERAGE: f64 = 0.8;
 
 /// memd: a filtered item waits this many prompts (that it matched well,
 /// a task band of `lesson::PROBATION_MIN_TASK_POINTS` or more, and was
-/// held back from) for each judged session behind its evidence before it
-/// gets another chance: [`probation_wait`]. Not from the seed: it bounds
-/// how long a filtered item stays out once it has stopped being judged
-/// (context drift), 9 prompts after the seed's 3 sessions, and counts only
-/// the prompts where it could have helped. (Measured: waiting
+/// held back from) for each verdict against it beyond those for it
+/// ([`Evidence::against`]) before it gets another chance:
+/// [`probation_wait`]. Not from the seed: it bounds how long a filtered
+/// item stays out once it has stopped being judged (context drift), 9
+/// prompts after the seed's 3 irrelevant sessions, and counts only the
+/// prompts where it could have helped. The wait reads the verdicts' balance,
+/// not their number: with a judge wrong a share `e` of the time, each
+/// verdict moves the odds that an item is relevant by the same factor
+/// `(1 - e) / e` one way or the other, so what the verdicts say against it
+/// is how many more of them are against it than for it. The seed's EMA
+/// filters on the last few verdicts, and two wrong ones in a row filter a
+/// lesson that four right ones found relevant; waiting three prompts for
+/// every judged session kept such a lesson out for the rest of a measured
+/// phase where it came up once every few sessions. (Measured: waiting
 /// `3 x log2(1 + sessions)` instead re-showed lessons that match every
-/// prompt of a busy repository too often; see BENCHMARKS.md.)
+/// prompt of a busy repository too often; waiting `3 x sessions` instead of
+/// `3 x` the balance against: BENCHMARKS.md.)
 pub const HELD_BACK_PER_SESSION: f64 = 3.0;
 
-/// Prompts a filtered item with `evals` judged sessions is held back from
-/// before it goes on probation: `3 * evals` (at least 3).
-pub fn probation_wait(evals: f64) -> f64 {
-    HELD_BACK_PER_SESSION * evals.max(1.0)
+/// Prompts a filtered item is held back from before it goes on probation,
+/// with `against` verdicts more against it than for it
+/// ([`Evidence::against`]): `3 * against` (at least 3).
+pub fn probation_wait(against: f64) -> f64 {
+    HELD_BACK_PER_SESSION * against.max(1.0)
 }
 
 /// What has been learned for one (item, tag).
@@ -248,6 +260,15 @@ pub struct Evidence {
     pub early: Option<super::noise::Odds>,
 }
 
+impl Evidence {
+    /// How many more of its judged sessions found it irrelevant than
+    /// relevant (negative when more found it relevant): what its verdicts
+    /// say against it ([`probation_wait`]).
+    pub fn against(&self) -> f64 {
+        self.evals - 2.0 * self.positive
+    }
+}
+
 /// One tag of a context as [`evidence`] reads it.
 #[derive(Debug, Clone, Copy)]
 pub struct TagEvidence {
@@ -387,7 +408,7 @@ pub fn verdict(e: Evidence) -> TagVerdict {
 pub fn verdict_at(e: Evidence, line: f64) -> TagVerdict {
     let boost = e.level / 3.0 * RELEVANCE_WEIGHT;
     if filters(e.level, e.evals, line) || e.early.is_some() {
-        if e.held < probation_wait(e.evals) {
+        if e.held < probation_wait(e.against()) {
             TagVerdict::Filtered
         } else {
             TagVerdict::Probation(boost)
@@ -795,6 +816,20 @@ mod tests {
         close(probation_wait(3.0), 9.0);
         close(probation_wait(7.0), 21.0);
         close(probation_wait(0.5), 3.0);
+        // The wait reads the verdicts' balance: four relevant then two
+        // irrelevant (the seed's EMA 0.760, 0.232, then -0.138: filtered
+        // below -0.1) wait 3 prompts, not the 18 of six judged sessions.
+        let mut mixed = TagScore::default();
+        for raw in [1.0, 1.0, 1.0, 1.0, -1.0, -1.0] {
+            mixed = mixed.record(raw, EVALUATOR_WEIGHT);
+        }
+        close(mixed.score, -0.138);
+        close(now(mixed).against(), -2.0);
+        assert_eq!(verdict(now(mixed)), TagVerdict::Filtered);
+        for _ in 0..3 {
+            mixed = mixed.held_back();
+        }
+        assert!(matches!(verdict(now(mixed)), TagVerdict::Probation(_)));
         let mut s = score(-0.8, 0, 3);
         for _ in 0..8 {
             s = s.held_back();
