@@ -838,16 +838,7 @@ fn a_filtered_lesson_comes_back_after_the_prompts_it_was_held_back_from() {
     }
     // Three irrelevant judged sessions wait 3 x 3 = 9 prompts of agents'
     // sessions.
-    for i in 0..9 {
-        assert!(!prompt(&format!("s-{i}")), "shown after {i} prompts");
-    }
-    common::eventually("the held-back prompts to be recorded", || {
-        let log = daemon.json(&["log", "L-1"]);
-        log.to_string().contains("\"held\":9")
-    });
-    assert!(prompt("s-9"), "on probation after 9 prompts held back");
-    let explain = explain(&daemon, "L-1", "python");
-    assert!(explain.contains("on probation"), "{explain}");
+    l1_comes_back_after(&daemon, 9);
     // Judged again: out again, for longer; and the count survives a restart.
     daemon.json(&["feedback", "L-1", "--irrelevant", "--tags", "python"]);
     assert!(!prompt("s-7"));
@@ -872,16 +863,26 @@ fn a_filtered_lesson_mostly_judged_relevant_comes_back_sooner() {
     assert!(filtered.contains("held back from 3 prompts"), "{filtered}");
     // Two more for it than against it: it waits the least, 3 prompts, not
     // the 18 of six judged sessions.
-    let prompt = |session: &str| l1_on_the_test_prompt(&daemon, Some(session)).is_some();
-    for i in 0..3 {
+    l1_comes_back_after(&daemon, 3);
+}
+
+/// L-1, filtered, is held back from the test prompt in `prompts` agents'
+/// sessions (`s-0`, `s-1`, ...), then shown on probation in the next.
+fn l1_comes_back_after(daemon: &Daemon, prompts: usize) {
+    let prompt = |session: &str| l1_on_the_test_prompt(daemon, Some(session)).is_some();
+    for i in 0..prompts {
         assert!(!prompt(&format!("s-{i}")), "shown after {i} prompts");
     }
+    let held = format!("\"held\":{prompts}");
     common::eventually("the held-back prompts to be recorded", || {
-        let log = daemon.json(&["log", "L-1"]);
-        log.to_string().contains("\"held\":3")
+        daemon.json(&["log", "L-1"]).to_string().contains(&held)
     });
-    assert!(prompt("s-3"), "on probation after 3 prompts held back");
-    assert!(explain(&daemon, "L-1", "python").contains("on probation"));
+    assert!(
+        prompt(&format!("s-{prompts}")),
+        "on probation after {prompts} prompts held back"
+    );
+    let explain = explain(daemon, "L-1", "python");
+    assert!(explain.contains("on probation"), "{explain}");
 }
 
 /// Direct feedback on `id` with the python tag.

@@ -683,7 +683,7 @@ fn lesson(
             lesson::PROBATION_MIN_TASK_POINTS
         ),
         TagVerdict::Filtered => format!(
-            "{over}: filtered {which} (>= {} sessions and below {line}); it gets another chance once held back from {wait:.0} prompts it matches (a task match of {} points or more) since it was last judged (memd: three for each verdict more against it than for it, at least three)",
+            "{over}: filtered {which} (>= {} sessions and below {line}); it gets another chance once held back from {wait:.0} prompts it matches (a task match of {} points or more) since it was last judged (memd: three for each verdict more against it than for it, over every verdict alike or with the seed's forgetting, whichever is more; at least three)",
             tag_relevance::MIN_EVALS_FOR_FILTER,
             lesson::PROBATION_MIN_TASK_POINTS
         ),

@@ -101,10 +101,14 @@ pub const AUTO_PIN_MIN_COVERAGE: f64 = 0.8;
 /// filters on the last few verdicts, and two wrong ones in a row filter a
 /// lesson that four right ones found relevant; waiting three prompts for
 /// every judged session kept such a lesson out for the rest of a measured
-/// phase where it came up once every few sessions. (Measured: waiting
-/// `3 x log2(1 + sessions)` instead re-showed lessons that match every
-/// prompt of a busy repository too often; waiting `3 x sessions` instead of
-/// `3 x` the balance against: BENCHMARKS.md.)
+/// phase where it came up once every few sessions. The balance is read
+/// twice, and the one that says more against it waits: over every verdict
+/// alike, and with the seed's forgetting (the EMA's own reading: a lesson
+/// gone stale has the relevant verdicts of before the drift behind it, and
+/// its recent ones against it). (Measured: waiting `3 x log2(1 +
+/// sessions)` instead re-showed lessons that match every prompt of a busy
+/// repository too often; waiting `3 x sessions` instead of `3 x` the
+/// balance against, and the balance read once or twice: BENCHMARKS.md.)
 pub const HELD_BACK_PER_SESSION: f64 = 3.0;
 
 /// Prompts a filtered item is held back from before it goes on probation,
@@ -261,11 +265,14 @@ pub struct Evidence {
 }
 
 impl Evidence {
-    /// How many more of its judged sessions found it irrelevant than
-    /// relevant (negative when more found it relevant): what its verdicts
-    /// say against it ([`probation_wait`]).
+    /// What its verdicts say against it ([`probation_wait`]), in
+    /// verdicts: how many more of its judged sessions found it irrelevant
+    /// than relevant (negative when more found it relevant), or the same
+    /// balance with the seed's forgetting, where that is more: its level
+    /// over the EMA's alpha (each verdict -1 or +1 times its weight in the
+    /// evaluator's unit, each older one counting `1 - alpha` of the next).
     pub fn against(&self) -> f64 {
-        self.evals - 2.0 * self.positive
+        (self.evals - 2.0 * self.positive).max(-self.level / EMA_ALPHA)
     }
 }
 
@@ -824,12 +831,26 @@ mod tests {
             mixed = mixed.record(raw, EVALUATOR_WEIGHT);
         }
         close(mixed.score, -0.138);
-        close(now(mixed).against(), -2.0);
+        // Two more for it than against it; with the seed's forgetting,
+        // 0.138 / 0.3 = 0.459 against it: the least wait.
+        close(now(mixed).against(), 0.459);
         assert_eq!(verdict(now(mixed)), TagVerdict::Filtered);
         for _ in 0..3 {
             mixed = mixed.held_back();
         }
         assert!(matches!(verdict(now(mixed)), TagVerdict::Probation(_)));
+        // Gone stale: eight relevant, then three irrelevant (-0.334). The
+        // balance over every verdict is five for it; with the seed's
+        // forgetting 1.11 against it, and each irrelevant verdict more
+        // waits longer (-0.534: 1.78).
+        let mut stale = TagScore::default();
+        for raw in [[1.0; 8].as_slice(), &[-1.0; 3]].concat() {
+            stale = stale.record(raw, EVALUATOR_WEIGHT);
+        }
+        close(stale.score, -0.334);
+        close(probation_wait(now(stale).against()), 3.337);
+        stale = stale.record(-1.0, EVALUATOR_WEIGHT);
+        close(probation_wait(now(stale).against()), 5.336);
         let mut s = score(-0.8, 0, 3);
         for _ in 0..8 {
             s = s.held_back();
