@@ -109,13 +109,13 @@ pub const AUTO_PIN_MIN_COVERAGE: f64 = 0.8;
 /// sessions)` instead re-showed lessons that match every prompt of a busy
 /// repository too often; waiting `3 x sessions` instead of `3 x` the
 /// balance against, and the balance read once or twice: BENCHMARKS.md.)
-pub const HELD_BACK_PER_SESSION: f64 = 3.0;
+pub const HELD_BACK_PER_VERDICT_AGAINST: f64 = 3.0;
 
 /// Prompts a filtered item is held back from before it goes on probation,
 /// with `against` verdicts more against it than for it
 /// ([`Evidence::against`]): `3 * against` (at least 3).
 pub fn probation_wait(against: f64) -> f64 {
-    HELD_BACK_PER_SESSION * against.max(1.0)
+    HELD_BACK_PER_VERDICT_AGAINST * against.max(1.0)
 }
 
 /// What has been learned for one (item, tag).
