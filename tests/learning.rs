@@ -1371,23 +1371,23 @@ fn a_lesson_its_passing_matches_turn_against_is_re_checked_on_its_own_topic() {
     // On its own topic it is now a re-check: still shown where it matches
     // best, after the lessons that are kept, until a strong match's
     // verdict tells a drift from prompts it was not about.
-    let items = daemon.json(&[
-        "query",
-        "--task",
-        STACK_PROMPT,
-        "--tags",
-        "python",
-        "--kinds",
-        "lesson",
-    ])["ok"]["answer"]["items"]
-        .clone();
-    let l2 = items
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|i| i["id"] == "L-2")
-        .unwrap_or_else(|| panic!("{items}"));
-    assert_eq!(l2["dimensions"]["probation"], 1.0, "{l2}");
+    let probation = |daemon: &Daemon| {
+        daemon.json(&[
+            "query",
+            "--task",
+            STACK_PROMPT,
+            "--tags",
+            "python",
+            "--kinds",
+            "lesson",
+        ])["ok"]["answer"]["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|i| i["id"] == "L-2")
+            .map(|i| i["dimensions"]["probation"].clone())
+    };
+    assert_eq!(probation(&daemon), Some(1.0.into()));
     let explained = explain_on(&daemon, "L-2", STACK_PROMPT);
     assert!(
         explained.contains("over every showing (`~@python` in memctl log"),
@@ -1403,11 +1403,21 @@ fn a_lesson_its_passing_matches_turn_against_is_re_checked_on_its_own_topic() {
         explained.contains("over 5.0 judged sessions"),
         "{explained}"
     );
-    // Judged relevant there: over every showing 0.337 / 1.765 = 0.19, kept.
+    // Judged relevant there: over every showing 0.337 / 1.765 = 0.19,
+    // over the line, but one verdict lifted it there: on trial, still a
+    // re-check.
+    judge(STACK_PROMPT, "--relevant");
+    let on_trial = explain_on(&daemon, "L-2", STACK_PROMPT);
+    assert!(on_trial.contains("over every showing"), "{on_trial}");
+    assert!(on_trial.contains("is on trial"), "{on_trial}");
+    assert!(on_trial.contains("it is still a re-check"), "{on_trial}");
+    assert_eq!(probation(&daemon), Some(1.0.into()));
+    // Relevant again: confirmed, kept.
     judge(STACK_PROMPT, "--relevant");
     let kept = explain_on(&daemon, "L-2", STACK_PROMPT);
     assert!(kept.contains(": kept, boost"), "{kept}");
     assert!(!kept.contains("over every showing"), "{kept}");
+    assert_ne!(probation(&daemon), Some(1.0.into()));
 }
 
 #[test]

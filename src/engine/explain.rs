@@ -689,10 +689,20 @@ fn lesson(
         ),
         TagVerdict::Probation(b) if assessment.every_showing.is_some() => {
             let all = assessment.every_showing.unwrap_or_default();
+            let (state, why) = if all.trial {
+                (
+                    format!("is on trial: it was below {line}, and one judged session since found it relevant ({})", figures(&all)),
+                    "one verdict is as likely the judge's error as a change, so until the next confirms it, it is still a re-check",
+                )
+            } else {
+                (
+                    format!("is below {line}: {}", figures(&all)),
+                    "those verdicts say either that it does not help here (or no longer does) or that those prompts were not about it, and its next judged session on a prompt that matches it well settles which: until then it is a re-check",
+                )
+            };
             format!(
-                "{over}: kept {which}, but its own record in this context over every showing (`{}` in memctl log, which verdicts on prompts that match it only in passing move too) is below {line}: {}; those verdicts say either that it does not help here (or no longer does) or that those prompts were not about it, and its next judged session on a prompt that matches it well settles which: until then it is a re-check, shown only on a task match of {} points, after the lessons that are kept ({}; memd's rule, not the seed's)",
+                "{over}: kept {which}, but its own record in this context over every showing (`{}` in memctl log, which verdicts on prompts that match it only in passing move too) {state}; {why}, shown only on a task match of {} points, after the lessons that are kept ({}; memd's rule, not the seed's)",
                 Match::Weak.key(facts.record_key.as_deref().unwrap_or_default()),
-                figures(&all),
                 lesson::PROBATION_SHOW_TASK_POINTS,
                 boost(b)
             )

@@ -13,7 +13,8 @@
 //!   (the engine keeps it apart: `engine::Match`); but where a context's
 //!   record over every showing filters an item that its record on strong
 //!   matches keeps, the item is a re-check on strong matches until its next
-//!   verdict there (`Assessment::every_showing`): passing matches judged
+//!   verdict there leaves that record over the line and off trial
+//!   (`Assessment::every_showing`, [`TagScore::trial`]): passing matches judged
 //!   irrelevant are how a drift shows first, as strong matches come less
 //!   often (measured: stale lessons stopped within five sessions of a
 //!   drift, held-out seeds, 25 -> 30 of 45 in one world, 10 -> 17 of 23 in
