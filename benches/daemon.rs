@@ -15,7 +15,11 @@
 //! hook claude UserPromptSubmit` with the harness's JSON on stdin from a
 //! repository whose `package.json` gives its tags, against `memctl ping`,
 //! on the lesson-heavy team corpus at 1k, 10k and 100k lessons (issue 32:
-//! within 2x of ping at every size).
+//! within 2x of ping at every size); `team disk` does it while a writer
+//! beside the daemon keeps the disk busy (as a build beside the agent
+//! does: files of 300 MiB written and synced one after another, on the
+//! daemon's file system), where a query that waited for the store's commit
+//! would wait for the disk.
 
 mod corpus;
 mod support;
@@ -577,13 +581,59 @@ fn hook_without_daemon() {
     );
 }
 
+/// Keeps the disk busy until dropped: a thread writes files of 300 MiB in
+/// `dir`, syncing each, one after another.
+struct DiskWriter {
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl DiskWriter {
+    fn start(dir: &Path) -> DiskWriter {
+        use std::sync::atomic::{AtomicBool, Ordering};
+        let stop = std::sync::Arc::new(AtomicBool::new(false));
+        let path = dir.join("busy-disk");
+        let thread = std::thread::spawn({
+            let stop = std::sync::Arc::clone(&stop);
+            move || {
+                let chunk = vec![0x5au8; 1 << 20];
+                while !stop.load(Ordering::Relaxed) {
+                    let mut file = std::fs::File::create(&path).unwrap();
+                    for _ in 0..300 {
+                        if stop.load(Ordering::Relaxed) {
+                            break;
+                        }
+                        file.write_all(&chunk).unwrap();
+                    }
+                    file.sync_all().unwrap();
+                }
+                let _ = std::fs::remove_file(&path);
+            }
+        });
+        DiskWriter {
+            stop,
+            thread: Some(thread),
+        }
+    }
+}
+
+impl Drop for DiskWriter {
+    fn drop(&mut self) {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
 /// The prompt hook against `memctl ping`, end to end, on the team corpus
 /// at each of `sizes` lessons: every prompt a new session, from a
 /// repository whose manifest names react and typescript.
-fn team_hook_end_to_end(sizes: &[usize]) {
+fn team_hook_end_to_end(sizes: &[usize], busy_disk: bool) {
     let memctl = memctl_path();
     for &lessons in sizes {
         let dir = tempfile::tempdir().unwrap();
+        let _writer = busy_disk.then(|| DiskWriter::start(dir.path()));
         let root = dir.path().join("knowledge");
         std::fs::create_dir_all(&root).unwrap();
         corpus::team::write(&root, lessons, &mut corpus::Rng(lessons as u64 ^ 0x7ea4));
@@ -653,7 +703,8 @@ fn team_hook_end_to_end(sizes: &[usize]) {
             _ => String::new(),
         };
         println!(
-            "prompt hook end to end, team corpus at {lessons} lessons (ready in {ready:.2?}): ping p50 {p50p:.2?} p99 {:.2?}; hook p50 {p50h:.2?} p99 {:.2?}; p50 ratio {:.2} (budget 2.00); {blocks} of {} prompts given a block{inside}",
+            "prompt hook end to end, team corpus at {lessons} lessons{} (ready in {ready:.2?}): ping p50 {p50p:.2?} p99 {:.2?}; hook p50 {p50h:.2?} p99 {:.2?}; p50 ratio {:.2} (budget 2.00); {blocks} of {} prompts given a block{inside}",
+            if busy_disk { ", the disk busy" } else { "" },
             percentile(&pings, 0.99),
             percentile(&hooks, 0.99),
             p50h.as_secs_f64() / p50p.as_secs_f64(),
@@ -714,10 +765,14 @@ fn main() {
     }
     // Only when asked: it loads the team corpus up to 100k lessons.
     if team {
-        team_hook_end_to_end(if quick {
-            &[1_000, 10_000]
-        } else {
-            &[1_000, 10_000, 100_000]
-        });
+        let busy_disk = args.iter().any(|a| a == "disk");
+        team_hook_end_to_end(
+            if quick {
+                &[1_000, 10_000]
+            } else {
+                &[1_000, 10_000, 100_000]
+            },
+            busy_disk,
+        );
     }
 }

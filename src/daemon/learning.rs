@@ -116,24 +116,28 @@ pub fn feedback(
         (given, Match::Strong)
     };
     let raw = if relevant { 1.0 } else { -1.0 };
-    let k = shared.read();
-    let own = k.engine.own_tags(id);
-    let mut learned = shared.learned_mut();
-    let mut tx = Transaction::new(&mut learned);
-    let judged = tx.learned().judged_tags(&own, &tags, shown);
-    let (_, changes) = tx
-        .item(id)
-        .judge(id, &own, &tags, shown, raw, FEEDBACK_WEIGHT);
-    let judgement = Judgement {
-        session: None,
-        tags: judged,
-        raw,
-        weight: FEEDBACK_WEIGHT,
+    let writer = shared.writer();
+    let own = shared.read().engine.own_tags(id);
+    let (staged, judgement, changes) = {
+        let mut learned = shared.learned_mut();
+        let mut tx = Transaction::new(&mut learned);
+        let judged = tx.learned().judged_tags(&own, &tags, shown);
+        let (_, changes) = tx
+            .item(id)
+            .judge(id, &own, &tags, shown, raw, FEEDBACK_WEIGHT);
+        let judgement = Judgement {
+            session: None,
+            tags: judged,
+            raw,
+            weight: FEEDBACK_WEIGHT,
+        };
+        tx.journal(id, None, judgement.clone());
+        (tx.stage(), judgement, changes)
     };
-    tx.journal(id, None, judgement.clone());
-    if let Err(err) = tx.commit(|write| store.write_learned(write)) {
+    if let Err(err) = shared.write_staged(&writer, staged, |write| store.write_learned(write)) {
         return internal(err);
     }
+    drop(writer);
     tracing::info!(
         "feedback on {}: {} for [{}]{}",
         loggable(id),
@@ -143,9 +147,11 @@ pub fn feedback(
             .unwrap_or_default()
     );
     log_pin_changes(id, &changes);
-    let reply = Response::ok(Reply::Judged(entry(&k.engine, &learned, id)));
-    drop(learned);
-    drop(k);
+    let reply = Response::ok(Reply::Judged(entry(
+        &shared.read().engine,
+        &shared.learned(),
+        id,
+    )));
     if let Some(place) = place {
         super::team::record(
             shared,
@@ -171,30 +177,35 @@ pub fn pin(shared: &Shared, store: &Store, id: &str, tags: Vec<String>, pinned: 
         .collect();
     tags.sort();
     tags.dedup();
-    let k = shared.read();
-    let mut learned = shared.learned_mut();
-    let mut tx = Transaction::new(&mut learned);
-    let state = tx.item(id);
-    let pins = state.pins_entry(id);
-    let changed = if pinned {
-        let there = pins.iter().any(|p| p.manual && p.tags == tags);
-        if !there {
-            pins.push(Pin {
-                manual: true,
-                tags: tags.clone(),
-            });
+    let writer = shared.writer();
+    let staged = {
+        let mut learned = shared.learned_mut();
+        let mut tx = Transaction::new(&mut learned);
+        let state = tx.item(id);
+        let pins = state.pins_entry(id);
+        let changed = if pinned {
+            let there = pins.iter().any(|p| p.manual && p.tags == tags);
+            if !there {
+                pins.push(Pin {
+                    manual: true,
+                    tags: tags.clone(),
+                });
+            }
+            !there
+        } else {
+            let before = pins.len();
+            pins.retain(|p| p.tags != tags);
+            before != pins.len()
+        };
+        if state.pins().get(id).is_some_and(Vec::is_empty) {
+            state.set_pins(id, None);
         }
-        !there
-    } else {
-        let before = pins.len();
-        pins.retain(|p| p.tags != tags);
-        before != pins.len()
+        // Unchanged, the transaction is dropped and puts back the empty
+        // list it may have made.
+        changed.then(|| tx.stage())
     };
-    if state.pins().get(id).is_some_and(Vec::is_empty) {
-        state.set_pins(id, None);
-    }
-    if changed {
-        if let Err(err) = tx.commit(|write| store.write_learned(write)) {
+    if let Some(staged) = staged {
+        if let Err(err) = shared.write_staged(&writer, staged, |write| store.write_learned(write)) {
             return internal(err);
         }
         tracing::info!(
@@ -203,10 +214,13 @@ pub fn pin(shared: &Shared, store: &Store, id: &str, tags: Vec<String>, pinned: 
             if pinned { "pinned" } else { "unpinned" },
             loggable(&tags.join(", "))
         );
-    } else {
-        drop(tx);
     }
-    Response::ok(Reply::Judged(entry(&k.engine, &learned, id)))
+    drop(writer);
+    Response::ok(Reply::Judged(entry(
+        &shared.read().engine,
+        &shared.learned(),
+        id,
+    )))
 }
 
 fn log_pin_changes(id: &str, changes: &[PinChange]) {
@@ -235,18 +249,22 @@ pub fn track(shared: &Shared, store: &Store, id: &str, application: Application)
     if find(&shared.read().engine, id).is_none() {
         return unknown(id);
     }
-    let mut learned = shared.learned_mut();
-    let mut tx = Transaction::new(&mut learned);
-    let learned = tx.item(id);
-    let mut applications: Applications = learned.applications(id);
-    applications.record(application);
-    let reply = Reply::Tracked {
-        id: id.to_string(),
-        times_applied: applications.times_applied,
-        effectiveness: applications.effectiveness,
+    let writer = shared.writer();
+    let (staged, reply) = {
+        let mut learned = shared.learned_mut();
+        let mut tx = Transaction::new(&mut learned);
+        let learned = tx.item(id);
+        let mut applications: Applications = learned.applications(id);
+        applications.record(application);
+        let reply = Reply::Tracked {
+            id: id.to_string(),
+            times_applied: applications.times_applied,
+            effectiveness: applications.effectiveness,
+        };
+        learned.applications.insert(id.to_string(), applications);
+        (tx.stage(), reply)
     };
-    learned.applications.insert(id.to_string(), applications);
-    if let Err(err) = tx.commit(|write| store.write_learned(write)) {
+    if let Err(err) = shared.write_staged(&writer, staged, |write| store.write_learned(write)) {
         return internal(err);
     }
     Response::ok(reply)
@@ -259,16 +277,20 @@ pub fn session_end(
     session: &str,
     transcript: Option<String>,
 ) -> Response {
-    let mut sessions = shared.sessions();
-    let audit = sessions.entry(session.to_string()).or_default();
-    audit.ended = true;
-    audit.processed = false;
-    if transcript.is_some() {
-        audit.transcript = transcript;
-    }
-    audit.updated_at = crate::time::now();
+    let _writer = shared.writer();
+    let audit = {
+        let mut sessions = shared.sessions();
+        let audit = sessions.entry(session.to_string()).or_default();
+        audit.ended = true;
+        audit.processed = false;
+        if transcript.is_some() {
+            audit.transcript = transcript;
+        }
+        audit.updated_at = crate::time::now();
+        audit.clone()
+    };
     let write = LearnedWrite {
-        sessions: vec![(session, &*audit)],
+        sessions: vec![(session, &audit)],
         ..LearnedWrite::default()
     };
     if let Err(err) = store.write_learned(&write) {
@@ -739,8 +761,9 @@ struct Evaluated {
 }
 
 /// Applies a session's judgements (evaluator weight 1.0) and what the
-/// evaluation did to its audit: committed first, then made live. The audit
-/// is the live one, so nothing shown or recorded meanwhile is lost; it stays
+/// evaluation did to its audit: made live, then written, under the store's
+/// writer (queries go on meanwhile); if the write fails, both are put back.
+/// The audit is the live one, so nothing shown or recorded meanwhile is lost; it stays
 /// pending if it changed while the judge ran. Re-judged (`rejudge`), an
 /// item's earlier verdicts from this session are replaced, in their place,
 /// and its scores replayed from its journal; an item whose journal does not
@@ -755,20 +778,30 @@ fn commit_session(
     scores: Option<&BTreeMap<String, f64>>,
     rejudge: bool,
 ) -> Result<Vec<String>, crate::store::StoreError> {
-    // Knowledge, then sessions, then what was learned: the order every
-    // path takes them in, so this cannot deadlock.
-    let k = shared.read();
-    let mut sessions = shared.sessions();
-    let mut learned = shared.learned_mut();
-    // Read under the lock every journal write is made under, so two forced
-    // evaluations of one session never replay a stale journal.
+    let writer = shared.writer();
+    // Read under the store's writer, which every journal write is made
+    // under, so two forced evaluations of one session never replay a
+    // stale journal.
     let mut journals = BTreeMap::new();
     if rejudge {
         for item in scores.into_iter().flatten().map(|(i, _)| i) {
             journals.insert(item.clone(), store.journal(item)?);
         }
     }
+    let owns: Vec<Vec<String>> = {
+        let k = shared.read();
+        scores
+            .into_iter()
+            .flatten()
+            .map(|(item, _)| k.engine.own_tags(item))
+            .collect()
+    };
+    // Sessions, then what was learned: the order every path takes them
+    // in, so this cannot deadlock. Both are let go before the store
+    // writes.
+    let mut sessions = shared.sessions();
     let mut audit = sessions.get(id).cloned().unwrap_or_default();
+    let progress = (audit.evaluated_bytes, audit.judged, audit.processed);
     audit.evaluated_bytes = done.evaluated_bytes;
     mark_judged(&mut audit, &done.judged);
     // (`updated_at` is in seconds: a change within the same second still
@@ -776,11 +809,7 @@ fn commit_session(
     if audit.updated_at == done.seen && audit.judged as usize == audit.shown.len() {
         audit.processed = true;
     }
-    let owns: Vec<Vec<String>> = scores
-        .into_iter()
-        .flatten()
-        .map(|(item, _)| k.engine.own_tags(item))
-        .collect();
+    let mut learned = shared.learned_mut();
     let mut tx = Transaction::new(&mut learned);
     let mut added_not_replaced = Vec::new();
     for ((item, raw), own) in scores.into_iter().flatten().zip(&owns) {
@@ -838,10 +867,22 @@ fn commit_session(
         log_pin_changes(item, &changes);
     }
     tx.session(id, audit.clone());
-    tx.commit(|write| store.write_learned(write))?;
+    let staged = tx.stage();
     drop(learned);
-    drop(k);
+    // Live with its verdicts; a query may add to it while the store
+    // writes, and the recorder writes that after this.
     sessions.insert(id.to_string(), audit);
+    drop(sessions);
+    if let Err(err) = shared.write_staged(&writer, staged, |write| store.write_learned(write)) {
+        // Not judged after all: what this evaluation did to the audit is
+        // put back (the items it judged are pending again), and whatever
+        // a query added meanwhile stays.
+        if let Some(audit) = shared.sessions().get_mut(id) {
+            (audit.evaluated_bytes, audit.judged) = (progress.0, progress.1);
+            audit.processed &= progress.2;
+        }
+        return Err(err);
+    }
     Ok(added_not_replaced)
 }
 

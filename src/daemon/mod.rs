@@ -342,6 +342,7 @@ pub fn run(options: ServeOptions) -> Result<(), DaemonError> {
     let shared = Arc::new(Shared {
         knowledge: RwLock::new(knowledge),
         learned: RwLock::new(learned),
+        writer: Mutex::new(()),
         sessions: Mutex::new(sessions),
         last_shown: Mutex::new(HashMap::new()),
         latencies: Mutex::new(Latencies::default()),

@@ -152,24 +152,40 @@ pub fn expired(
     gone.into_iter().map(|(id, _)| id.clone()).collect()
 }
 
-/// Forgets expired session audits, in memory and in the store.
+/// Forgets expired session audits, in the store, then in memory (those a
+/// query has not touched meanwhile).
 pub fn expire(shared: &Shared, store: &Store, retention: Retention) {
-    let mut sessions = shared.sessions();
-    let gone = expired(&sessions, crate::time::now(), retention);
+    let writer = shared.writer();
+    let gone: Vec<(String, i64)> = {
+        let sessions = shared.sessions();
+        expired(&sessions, crate::time::now(), retention)
+            .into_iter()
+            .map(|id| {
+                let touched = sessions.get(&id).map_or(0, |a| a.updated_at);
+                (id, touched)
+            })
+            .collect()
+    };
     if gone.is_empty() {
         return;
     }
     let write = LearnedWrite {
-        sessions_removed: gone.iter().map(String::as_str).collect(),
+        sessions_removed: gone.iter().map(|(id, _)| id.as_str()).collect(),
         ..LearnedWrite::default()
     };
     if let Err(err) = store.write_learned(&write) {
         tracing::warn!("could not forget old session audits: {err}");
         return;
     }
-    for id in &gone {
-        sessions.remove(id);
+    let mut sessions = shared.sessions();
+    for (id, touched) in &gone {
+        // Touched while the store wrote: the recorder writes it again.
+        if sessions.get(id).is_some_and(|a| a.updated_at == *touched) {
+            sessions.remove(id);
+        }
     }
+    drop(sessions);
+    drop(writer);
     tracing::info!("forgot {} old session audits", gone.len());
 }
 
@@ -232,64 +248,77 @@ fn run(
     }
 }
 
-/// Records what queries showed their sessions, in one lock and one
+/// Records what queries showed their sessions, in one change and one
 /// commit: counts new sessions in their contexts (the tags' session
 /// clocks), counts lessons shown to a session for the match-count auto-pin,
 /// and ages the evidence that held lessons back from a session's prompt.
+/// Queries go on while the store writes: only the store's writer is held
+/// then.
 pub fn record(shared: &Shared, store: &Store, batch: Vec<Shown>) {
     if batch.is_empty() {
         return;
     }
-    let k = shared.read();
-    // The audits as they are now, written under the sessions' lock like
-    // every other audit write: a later change (an evaluation, a session
-    // end) can never be overwritten in the store by an older one.
-    let sessions = shared.sessions();
-    let owns: Vec<Vec<Vec<String>>> = batch
-        .iter()
-        .map(|shown| {
-            shown
-                .held_back
-                .iter()
-                .map(|l| k.engine.own_tags(l))
-                .collect()
-        })
-        .collect();
-    drop(k);
-    let mut learned = shared.learned_mut();
-    let mut tx = Transaction::new(&mut learned);
-    let mut audits: BTreeMap<String, SessionAudit> = BTreeMap::new();
-    for (shown, owns) in batch.into_iter().zip(owns) {
-        let Shown {
-            session,
-            new_session,
-            lessons,
-            held_back,
-            tags,
-        } = shown;
-        let session = session.and_then(|id| sessions.get(&id).cloned().map(|a| (id, a)));
-        if new_session {
-            tx.observe_session(&tags);
-        }
-        let Some((id, audit)) = session else { continue };
-        audits.insert(id, audit);
-        for (lesson, own) in held_back.iter().zip(&owns) {
-            tx.item(lesson).hold_back(lesson, own, &tags);
-        }
-        for lesson in &lessons {
-            let (_, count, pin) = tx.item(lesson).shown(lesson, &tags);
-            if let Some(scope) = pin {
-                tracing::info!(
-                    "{lesson}: auto-pinned after {count} matches for [{}]",
-                    scope.join(", ")
-                );
+    let writer = shared.writer();
+    let owns: Vec<Vec<Vec<String>>> = {
+        let k = shared.read();
+        batch
+            .iter()
+            .map(|shown| {
+                shown
+                    .held_back
+                    .iter()
+                    .map(|l| k.engine.own_tags(l))
+                    .collect()
+            })
+            .collect()
+    };
+    // The audits as they are now, read under the store's writer as every
+    // audit written is: a later change (a query's, an evaluation's, a
+    // session's end) is written after this, never overwritten by it.
+    let audits: BTreeMap<String, SessionAudit> = {
+        let sessions = shared.sessions();
+        batch
+            .iter()
+            .filter_map(|shown| shown.session.as_ref())
+            .filter_map(|id| sessions.get(id).map(|a| (id.clone(), a.clone())))
+            .collect()
+    };
+    let staged = {
+        let mut learned = shared.learned_mut();
+        let mut tx = Transaction::new(&mut learned);
+        for (shown, owns) in batch.into_iter().zip(owns) {
+            let Shown {
+                session,
+                new_session,
+                lessons,
+                held_back,
+                tags,
+            } = shown;
+            if new_session {
+                tx.observe_session(&tags);
+            }
+            if !session.is_some_and(|id| audits.contains_key(&id)) {
+                continue;
+            }
+            for (lesson, own) in held_back.iter().zip(&owns) {
+                tx.item(lesson).hold_back(lesson, own, &tags);
+            }
+            for lesson in &lessons {
+                let (_, count, pin) = tx.item(lesson).shown(lesson, &tags);
+                if let Some(scope) = pin {
+                    tracing::info!(
+                        "{lesson}: auto-pinned after {count} matches for [{}]",
+                        scope.join(", ")
+                    );
+                }
             }
         }
-    }
-    for (id, audit) in audits {
-        tx.session(&id, audit);
-    }
-    if let Err(err) = tx.commit(|write| store.write_learned(write)) {
+        for (id, audit) in audits {
+            tx.session(&id, audit);
+        }
+        tx.stage()
+    };
+    if let Err(err) = shared.write_staged(&writer, staged, |write| store.write_learned(write)) {
         tracing::warn!("could not record session audits: {err}");
     }
 }

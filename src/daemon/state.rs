@@ -8,8 +8,9 @@ use std::sync::{Mutex, MutexGuard, RwLock, RwLockReadGuard, RwLockWriteGuard};
 use std::time::Instant;
 
 use crate::engine::{Engine, ScopeId};
-use crate::learning::{Learned, SessionAudit};
+use crate::learning::{Learned, SessionAudit, Staged};
 use crate::protocol::{HookCall, Latency, ReindexReport};
+use crate::store::LearnedWrite;
 
 /// How a root is watched.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -173,9 +174,17 @@ pub struct LastShown {
 pub struct Shared {
     pub knowledge: RwLock<Knowledge>,
     /// What was learned from use: its own lock, so a verdict never waits
-    /// for the knowledge's writer nor holds queries up longer than its
-    /// commit. Taken after the knowledge and the sessions, never before.
+    /// for the knowledge's writer, and held only while a change is made
+    /// live, never while the store writes it
+    /// ([`crate::learning::Staged`]). Taken after the knowledge and the
+    /// sessions, never before.
     pub learned: RwLock<Learned>,
+    /// The store's writer of what was learned and of the session audits:
+    /// held from a change being made live until the store has it, so
+    /// changes reach the store in the order they were made and a failed
+    /// write undoes exactly its own. Taken before every other lock; a
+    /// query never takes it.
+    pub writer: Mutex<()>,
     /// Each session's audit: what it was shown, where.
     pub sessions: Mutex<HashMap<String, SessionAudit>>,
     /// The latest query that showed each item (for feedback given without
@@ -252,6 +261,27 @@ impl Shared {
         self.learned.write().unwrap_or_else(|e| e.into_inner())
     }
 
+    /// The store's writer ([`Shared::writer`]).
+    pub fn writer(&self) -> MutexGuard<'_, ()> {
+        self.writer.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Writes `staged` (a change made live under `_writer`, the store's
+    /// writer still held) with `write`, the store's; if the write fails,
+    /// the change is undone.
+    pub fn write_staged<E>(
+        &self,
+        _writer: &MutexGuard<'_, ()>,
+        staged: Staged,
+        write: impl FnOnce(&LearnedWrite<'_>) -> Result<(), E>,
+    ) -> Result<(), E> {
+        let result = write(&staged.write());
+        if result.is_err() {
+            staged.undo(&mut self.learned_mut());
+        }
+        result
+    }
+
     /// The sessions' audits.
     pub fn sessions(&self) -> MutexGuard<'_, HashMap<String, SessionAudit>> {
         self.sessions.lock().unwrap_or_else(|e| e.into_inner())
@@ -264,5 +294,96 @@ impl Shared {
             .unwrap_or_else(|e| e.into_inner())
             .get(item)
             .cloned()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::learning::tag_relevance::EVALUATOR_WEIGHT;
+    use crate::learning::{Match, Transaction};
+
+    fn shared() -> Shared {
+        let config = crate::config::Config::default();
+        Shared {
+            knowledge: RwLock::new(Knowledge {
+                engine: Engine::new(&config),
+                files: HashMap::new(),
+                roots: Vec::new(),
+                startup: ReindexReport::default(),
+                last: None,
+                follow_symlinks_out_of_roots: false,
+                refused_projects: Default::default(),
+            }),
+            learned: RwLock::new(Learned::default()),
+            writer: Mutex::new(()),
+            sessions: Mutex::new(HashMap::new()),
+            last_shown: Mutex::new(HashMap::new()),
+            latencies: Mutex::new(Latencies::default()),
+            places: Mutex::new(HashMap::new()),
+            hooks: Mutex::new(HookActivity::default()),
+            injections: Mutex::new(Default::default()),
+            evaluation_problems: Mutex::new(HashMap::new()),
+            ui: Mutex::new(None),
+            info: Info {
+                started: Instant::now(),
+                pid: 0,
+                config: None,
+                data_dir: PathBuf::new(),
+                socket: PathBuf::new(),
+                member: None,
+            },
+        }
+    }
+
+    /// A verdict on `L-1` in `python`, made live under the writer.
+    fn verdict(shared: &Shared) -> (MutexGuard<'_, ()>, Staged) {
+        let writer = shared.writer();
+        let mut learned = shared.learned_mut();
+        let mut tx = Transaction::new(&mut learned);
+        tx.observe_session(&["python".to_string()]);
+        tx.item("L-1").judge(
+            "L-1",
+            &[],
+            &["python".to_string()],
+            Match::Strong,
+            -1.0,
+            EVALUATOR_WEIGHT,
+        );
+        (writer, tx.stage())
+    }
+
+    #[test]
+    fn queries_read_what_was_learned_while_the_store_writes_it() {
+        let shared = shared();
+        let (writer, staged) = verdict(&shared);
+        shared
+            .write_staged(&writer, staged, |write| {
+                // What a query takes is free, and the change is live.
+                let learned = shared.learned.try_read().expect("learned is not locked");
+                assert!(learned.tag_scores("L-1").is_some());
+                assert!(shared.sessions.try_lock().is_ok());
+                assert!(shared.knowledge.try_read().is_ok());
+                assert!(!write.tag_scores.is_empty());
+                assert!(write.tag_scores.iter().all(|(item, _, _)| *item == "L-1"));
+                Ok::<(), ()>(())
+            })
+            .unwrap();
+        drop(writer);
+        assert!(shared.learned().tag_scores("L-1").is_some());
+        assert_eq!(shared.learned().context_sessions("python"), Some(1));
+    }
+
+    #[test]
+    fn a_failed_write_undoes_the_change_queries_saw() {
+        let shared = shared();
+        let before = shared.learned().clone();
+        let (writer, staged) = verdict(&shared);
+        let failed = shared.write_staged(&writer, staged, |_| Err("disk full"));
+        assert_eq!(failed, Err("disk full"));
+        let learned = shared.learned();
+        assert_eq!(learned.tag_relevance(), before.tag_relevance());
+        assert_eq!(learned.context_sessions("python"), None);
+        assert_eq!(learned.agreement(), before.agreement());
     }
 }

@@ -21,7 +21,8 @@
 //!   ([`tag_relevance::MIN_EVALS_EARLY`]).
 //! - [`transaction`]: the one way a change to that state is committed: made
 //!   on the live state, which keeps what it touched as it was, written to
-//!   the store in one transaction, and put back if the write fails.
+//!   the store in one transaction once the state's lock is let go (a query
+//!   never waits for the disk), and put back if the write fails.
 //! - [`team`]: the team's verdicts, shared through the repository's git:
 //!   the events in each member's file, what is kept of them (a tally per
 //!   item and member), and what the team's evidence decides.
@@ -49,4 +50,4 @@ pub use state::{
     context_key, workspace_tag, Application, Applications, HashMap as LearnedMap, Judgement,
     Learned, Match, Pin, PinChange, WEAK_MATCH,
 };
-pub use transaction::Transaction;
+pub use transaction::{Staged, Transaction};

@@ -4,11 +4,18 @@
 //! transition goes through it ([`Transaction::item`] before an item's
 //! evidence, pins, match counts or applications change,
 //! [`Transaction::observe_session`] for a session seen), and it first keeps
-//! what it touches as it was. [`Transaction::commit`] writes what differs
-//! from that, with the journal entries and session audits given, in one
-//! store transaction. If the write fails, everything is put back: memory
-//! never holds what the store does not, and the caller answers only once
-//! the change is committed.
+//! what it touches as it was. [`Transaction::stage`] makes the change live
+//! and lets go of the state: what differs from before, with the journal
+//! entries and session audits given, is then written in one store
+//! transaction ([`Staged::write`]), while queries go on reading the state
+//! (a write waits for the disk: a query never waits for it). If the write
+//! fails, everything is put back ([`Staged::undo`]); the daemon stages a
+//! change and writes it under one writer's lock (`Shared::writer`), so
+//! changes reach the store in the order they were made live, and memory
+//! holds what the store does not only while its write is under way. The
+//! caller answers only once the change is written.
+//! [`Transaction::commit`] does both at once, the state borrowed
+//! throughout.
 
 use std::collections::BTreeMap;
 
@@ -119,23 +126,43 @@ impl<'l> Transaction<'l> {
     }
 
     /// Writes what changed with `write` (the store's, in one transaction);
-    /// if it fails, the state is as it was before the transaction.
+    /// if it fails, the state is as it was before the transaction. The
+    /// state stays borrowed throughout: where it is behind a lock queries
+    /// read, [`Transaction::stage`] lets the lock go before the write.
     pub fn commit<E>(
         mut self,
         write: impl FnOnce(&LearnedWrite<'_>) -> Result<(), E>,
     ) -> Result<(), E> {
-        let result = {
-            let changes = Changes::of(&self);
-            write(&changes.as_write(&self))
-        };
-        self.committed = result.is_ok();
-        if self.committed {
-            for (item, before) in &self.items {
-                self.learned
-                    .recount_item(item, before.tag_relevance.as_ref());
-            }
+        let staged = self.make_live();
+        let result = write(&staged.write());
+        if result.is_err() {
+            staged.undo(self.learned);
         }
         result
+    }
+
+    /// Makes the change live and hands over what the store is to write
+    /// and how to undo it: the state is no longer borrowed, so its lock
+    /// can be let go while the store writes ([`Staged`]).
+    pub fn stage(mut self) -> Staged {
+        self.make_live()
+    }
+
+    fn make_live(&mut self) -> Staged {
+        let changes = Changes::of(self);
+        for (item, before) in &self.items {
+            self.learned
+                .recount_item(item, before.tag_relevance.as_ref());
+        }
+        self.committed = true;
+        Staged {
+            changes,
+            items: std::mem::take(&mut self.items),
+            contexts: std::mem::take(&mut self.contexts),
+            journal: std::mem::take(&mut self.journal),
+            journal_removed: std::mem::take(&mut self.journal_removed),
+            sessions: std::mem::take(&mut self.sessions),
+        }
     }
 }
 
@@ -150,6 +177,43 @@ impl Drop for Transaction<'_> {
         }
         for (key, before) in std::mem::take(&mut self.contexts) {
             self.learned.restore_context(key, before);
+        }
+    }
+}
+
+/// A change made live whose write to the store is still to come
+/// ([`Transaction::stage`]): what the store is to write
+/// ([`Staged::write`]), and what the state was before it, to put back if
+/// that write fails ([`Staged::undo`]). It borrows nothing, so queries
+/// read the state while the store writes; whoever stages a change holds
+/// the store's writer until its write is done, so that no other change is
+/// made live in between and an undo puts back exactly this one.
+#[must_use = "a staged change is written to the store, or undone"]
+pub struct Staged {
+    changes: Changes,
+    items: BTreeMap<String, ItemBefore>,
+    contexts: BTreeMap<String, Option<u64>>,
+    journal: Vec<(String, Option<u64>, Judgement)>,
+    journal_removed: Vec<(String, u64)>,
+    sessions: Vec<(String, SessionAudit)>,
+}
+
+impl Staged {
+    /// What the store is to write, in one transaction.
+    pub fn write(&self) -> LearnedWrite<'_> {
+        self.changes.as_write(self)
+    }
+
+    /// Puts back what the change touched in `learned` (as the change left
+    /// it): its write failed.
+    pub fn undo(self, learned: &mut Learned) {
+        for (item, before) in self.items {
+            let now = learned.tag_relevance().get(&item).cloned();
+            before.restore(learned, &item);
+            learned.recount_item(&item, now.as_ref());
+        }
+        for (key, before) in self.contexts {
+            learned.restore_context(key, before);
         }
     }
 }
@@ -219,7 +283,7 @@ impl Changes {
         out
     }
 
-    fn as_write<'a>(&'a self, tx: &'a Transaction<'_>) -> LearnedWrite<'a> {
+    fn as_write<'a>(&'a self, tx: &'a Staged) -> LearnedWrite<'a> {
         LearnedWrite {
             tag_scores: self
                 .tag_scores
@@ -346,6 +410,30 @@ mod tests {
             assert_eq!(learned.weight(tag), before.weight(tag), "{tag}");
             assert_eq!(learned.seen_tag(tag), before.seen_tag(tag), "{tag}");
         }
+        assert_eq!(learned.agreement(), before.agreement());
+    }
+
+    #[test]
+    fn a_staged_change_is_live_before_its_write_and_undone_whole() {
+        let mut learned = learned();
+        let before = learned.clone();
+        let staged = {
+            let mut tx = Transaction::new(&mut learned);
+            change(&mut tx);
+            tx.stage()
+        };
+        // The state is free to read while the store writes, and changed.
+        assert_ne!(learned.tag_relevance(), before.tag_relevance());
+        assert_eq!(learned.context_sessions("django,python"), Some(1));
+        let mut recounted = learned.clone();
+        recounted.recount_agreement();
+        assert_eq!(learned.agreement(), recounted.agreement());
+        assert_eq!(staged.write().contexts, [("django,python", 1)]);
+        staged.undo(&mut learned);
+        assert_eq!(learned.tag_relevance(), before.tag_relevance());
+        assert_eq!(learned.matches, before.matches);
+        assert_eq!(learned.applications, before.applications);
+        assert_eq!(learned.context_sessions("django,python"), None);
         assert_eq!(learned.agreement(), before.agreement());
     }
 
