@@ -1232,6 +1232,73 @@ fn a_lesson_for_another_stack_is_a_candidate_only_where_a_lesson_that_helped_tur
     assert!(explain("python,flask").contains("this one does not"));
 }
 
+#[test]
+fn a_lesson_filtered_before_a_change_is_re_checked_once_on_a_prompt_that_shows_it() {
+    let sandbox = Sandbox::new();
+    sandbox.write(
+        "lessons.yaml",
+        "lessons:
+  - id: L-OLD
+    text: Run the integration tests in a fresh container
+  - id: L-ANY
+    text: Run the integration tests against a clean database
+",
+    );
+    let daemon = Daemon::start(&sandbox);
+    let feedback = |id: &str, verdict: &str| {
+        daemon.json(&["feedback", id, verdict, "--tags", "python"]);
+    };
+    // L-OLD did not help here; L-ANY did, three times.
+    for _ in 0..3 {
+        feedback("L-OLD", "--irrelevant");
+        feedback("L-ANY", "--relevant");
+    }
+    assert_eq!(lesson_ids(&daemon, "python"), ["L-ANY"]);
+    // Two sessions hold L-OLD back: its evidence ages.
+    for n in 0..2 {
+        open_session(&daemon, &format!("s-{n}"), "python");
+    }
+    daemon.recorded();
+    assert_eq!(lesson_ids(&daemon, "python"), ["L-ANY"]);
+    let why = explain(&daemon, "L-OLD", "python");
+    assert!(why.contains("filtered by what was learned"), "{why}");
+    // Then L-ANY no longer helps, until its own record filters it: the
+    // prompt shows a change, and what filters L-OLD is older than it.
+    let mut verdicts = 0;
+    while lesson_ids(&daemon, "python").contains(&"L-ANY".to_string()) {
+        assert!(verdicts < 6, "L-ANY still shown after {verdicts} verdicts");
+        feedback("L-ANY", "--irrelevant");
+        verdicts += 1;
+    }
+    let v = daemon.json(&[
+        "query",
+        "--task",
+        "run the integration tests",
+        "--tags",
+        "python",
+        "--kinds",
+        "lesson",
+    ]);
+    assert_eq!(common::item_ids(&v), ["L-OLD"]);
+    assert_eq!(
+        v["ok"]["answer"]["items"][0]["dimensions"]["probation"],
+        1.0
+    );
+    let why = explain(&daemon, "L-OLD", "python");
+    assert!(
+        why.contains("a candidate, on probation: filtered here, but the prompt shows a change here (L-ANY had been judged relevant here at least 3 times and is now filtered here, 0 prompts held back since its latest verdict), and what filters this one is older (2 prompts held back"),
+        "{why}"
+    );
+    // Re-checked once: its verdict is newer than the change.
+    feedback("L-OLD", "--irrelevant");
+    assert!(lesson_ids(&daemon, "python").is_empty());
+    let why = explain(&daemon, "L-OLD", "python");
+    assert!(why.contains("filtered by what was learned"), "{why}");
+    // Another context saw no change: no re-check there on one.
+    let why = explain(&daemon, "L-OLD", "python,flask");
+    assert!(!why.contains("the prompt shows a change here"), "{why}");
+}
+
 /// A lesson about the compose stack, and one about image digests whose
 /// prompts mention the stack only in passing.
 const PASSING: &str = "lessons:

@@ -245,7 +245,7 @@ pub(super) fn explain(
                 &facts,
                 &task,
                 live,
-                selection.lessons.changed.as_deref(),
+                selection.lessons.changed.as_ref(),
                 &mut n,
             );
         }
@@ -446,13 +446,13 @@ fn pattern(
 }
 
 /// Seed 001's judgement of a lesson: its gate, stack, learned evidence,
-/// pins and outcome. `changed`: the lesson whose turn shows the prompt a
-/// change, as the selection found it ([`lessons::Noted::changed`]).
+/// pins and outcome. `changed`: the change the prompt shows, as the
+/// selection found it ([`lessons::Noted::changed`]).
 fn lesson(
     facts: &QueryFacts<'_>,
     task: &Task<'_>,
     live: &super::Live,
-    changed: Option<&str>,
+    changed: Option<&lessons::Change>,
     n: &mut Notes,
 ) {
     let sim = task.similarity(live);
@@ -478,8 +478,9 @@ fn lesson(
             context.seen.among(item.stack_words()).join(", "),
             facts.tags.join(", "),
             match changed {
-                Some(turned) => format!(
-                    "this one does ({turned} had been judged relevant here at least {} times and is now filtered here)",
+                Some(change) => format!(
+                    "this one does ({} had been judged relevant here at least {} times and is now filtered here)",
+                    change.lesson,
                     tag_relevance::MIN_EVALS_FOR_FILTER
                 ),
                 None => "this one does not".to_string(),
@@ -771,7 +772,7 @@ fn lesson(
     });
     n.say(format!(
         "seed 001's outcome: {}",
-        match judged.outcome.on_prompt(changed.is_some()) {
+        match judged.on_prompt(changed) {
             lessons::Outcome::NoTaskMatch => "no task match".to_string(),
             lessons::Outcome::NotPinned => "not pinned, so not at session start".to_string(),
             lessons::Outcome::Gated => "held by its structural prerequisites".to_string(),
@@ -783,6 +784,18 @@ fn lesson(
             lessons::Outcome::AnotherStack { .. } =>
                 "written for another stack, and the prompt shows no change here: not a candidate"
                     .to_string(),
+            lessons::Outcome::Candidate {
+                probation: true, ..
+            } if judged.rechecked_on(changed) => {
+                let change = changed.expect("re-checked on a change");
+                format!(
+                    "a candidate, on probation: filtered here, but the prompt shows a change here ({} had been judged relevant here at least {} times and is now filtered here, {:.0} prompts held back since its latest verdict), and what filters this one is older ({:.0} prompts held back since its latest verdict here): a lesson that did not help on the topic may now; re-checked once, its verdict then decides",
+                    change.lesson,
+                    tag_relevance::MIN_EVALS_FOR_FILTER,
+                    change.held,
+                    judged.assessment.as_deref().map_or(0.0, |a| a.held()),
+                )
+            }
             lessons::Outcome::Candidate {
                 probation: true, ..
             } => "a candidate, on probation".to_string(),

@@ -407,6 +407,13 @@ impl Assessment {
                 .is_some_and(|r| r.positive >= MIN_EVALS_FOR_FILTER)
     }
 
+    /// memd: how old its evidence here is: the prompts it was held back
+    /// from since its latest verdict here ([`Evidence::held`]), on its own
+    /// record here where it has one, else over the context's tags.
+    pub fn held(&self) -> f64 {
+        self.record.map_or(self.here.held, |r| r.held)
+    }
+
     /// The assessment with the team's evidence (`team`, read with the
     /// teammates' `weight`): where nothing here says the item is relevant
     /// and nothing here filters it, the team's evidence decides (it

@@ -43,7 +43,11 @@
 //!   last judged ([`probation_wait`]); the more its verdicts are against
 //!   it on balance, the longer it waits. A re-check judged relevant once
 //!   stays a re-check until a second judgement confirms it
-//!   ([`TagScore::trial`]);
+//!   ([`TagScore::trial`]). On a prompt that shows a change in the context
+//!   (a lesson that had helped there is filtered there now,
+//!   [`super::state::Assessment::turned`]), a filtered item whose evidence
+//!   there is older than the change ([`super::state::Assessment::held`])
+//!   is re-checked at once, and so once (the lesson search decides it);
 //! - the seed's filter line and its boost read a score in the evaluator's
 //!   unit ([`TagScore::level`]): direct feedback still counts double
 //!   against the evaluator's verdicts, but a score made by feedback alone

@@ -5,14 +5,16 @@
 //! re-checks of filtered ones, after those that are not. A lesson written
 //! for another stack and not known to help here is a candidate only on a
 //! prompt that shows a change in the context ([`Noted::changed`]); a
-//! filtered one on probation only on a strong match. At session start (no
-//! task) the pinned lessons come in, best evidence first.
+//! filtered one on probation only on a strong match, and on a prompt that
+//! shows a change, filtered on evidence older than the change
+//! ([`Judged::on_prompt`]). At session start (no task) the pinned lessons
+//! come in, best evidence first.
 
 use std::cmp::Ordering;
 
 use crate::knowledge::Body;
 use crate::learning::state::{Assessment, SeenTags};
-use crate::learning::tag_relevance::{Evidence, TagVerdict};
+use crate::learning::tag_relevance::{Evidence, TagVerdict, RELEVANCE_WEIGHT};
 use crate::render::{Entry, Note, Section};
 use crate::scoring::lesson::GateContext;
 use crate::scoring::lesson::{
@@ -72,12 +74,41 @@ pub(crate) struct Noted {
     /// ([`Match::Weak`]): a verdict on them counts only for showings like
     /// theirs.
     pub(crate) weak: Vec<String>,
-    /// memd: the first lesson held back from the prompt that had helped in
-    /// this context ([`Assessment::turned`]). The prompt shows a change:
-    /// what helped on its topic no longer does, so lessons written for
-    /// another stack and not known to help here are candidates on it
-    /// ([`Outcome::AnotherStack`]); on another prompt they are not.
-    pub(crate) changed: Option<String>,
+    /// memd: the change the prompt shows in this context, if it shows one
+    /// ([`Change`]).
+    pub(crate) changed: Option<Change>,
+}
+
+/// memd: a lesson held back from the prompt had helped in this context
+/// ([`Assessment::turned`]): the prompt shows a change, what helped on its
+/// topic no longer does. Lessons written for another stack and not known
+/// to help here are candidates on it ([`Outcome::AnotherStack`]); on
+/// another prompt they are not. And a lesson filtered here on evidence
+/// older than the change is re-checked on it ([`Judged::on_prompt`]).
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Change {
+    /// Of the lessons that show it, the one judged last.
+    pub(crate) lesson: String,
+    /// Prompts that lesson was held back from since its latest verdict
+    /// here ([`Assessment::held`]): how long ago the change was last seen.
+    pub(crate) held: f64,
+}
+
+impl Change {
+    /// Notes `assessment` of `id`, held back from the prompt: the change
+    /// it shows, if it turned, when it was seen later than `self`'s.
+    fn note(change: &mut Option<Change>, id: &str, assessment: &Assessment) {
+        if !assessment.turned() {
+            return;
+        }
+        let held = assessment.held();
+        if change.as_ref().is_none_or(|c| held < c.held) {
+            *change = Some(Change {
+                lesson: id.to_string(),
+                held,
+            });
+        }
+    }
 }
 
 /// Session start: pinned by hand first, then the better learned average,
@@ -145,18 +176,50 @@ pub(in crate::engine) enum Outcome {
     Candidate { boost: f64, probation: bool },
 }
 
-impl Outcome {
-    /// The outcome on a prompt that shows a change ([`Noted::changed`]) or
-    /// not: a lesson written for another stack is a candidate only on one
-    /// that does.
-    pub(in crate::engine) fn on_prompt(self, changed: bool) -> Outcome {
-        match self {
-            Outcome::AnotherStack { boost } if changed => Outcome::Candidate {
+impl Outcome {}
+
+impl Judged {
+    /// The outcome on a prompt that shows `change` ([`Noted::changed`]) or
+    /// none: a lesson written for another stack is a candidate only on
+    /// one that does; and on one that does, a lesson filtered here on
+    /// evidence older than the change (held back from more prompts since
+    /// its latest verdict than the lesson that shows the change), on a
+    /// strong match, is a re-check ([`Judged::rechecked_on`]).
+    pub(in crate::engine) fn on_prompt(&self, change: Option<&Change>) -> Outcome {
+        match self.outcome {
+            Outcome::AnotherStack { boost } if change.is_some() => Outcome::Candidate {
                 boost,
                 probation: false,
             },
+            Outcome::Filtered { held_back: true } if self.rechecked_on(change) => {
+                let level = self.assessment.as_ref().map_or(0.0, |a| a.here.level);
+                Outcome::Candidate {
+                    boost: level / 3.0 * RELEVANCE_WEIGHT,
+                    probation: true,
+                }
+            }
             outcome => outcome,
         }
+    }
+
+    /// memd: filtered here on evidence older than `change`, and matched
+    /// well enough to be re-checked. A change in a context makes what was
+    /// learned there before it doubtful: a lesson that did not help on the
+    /// topic may help now that what did no longer does. Each such lesson
+    /// is re-checked once, at the first prompt that shows the change; its
+    /// verdict then makes its evidence newer than the change. Not a
+    /// lesson that shows a change itself: its own wait decides its
+    /// re-check ([`crate::learning::tag_relevance::probation_wait`]).
+    /// Measured (the learning bench, evaluator; chosen on seeds 1-4,
+    /// reported on 9-16): BENCHMARKS.md, "Learning per context".
+    pub(in crate::engine) fn rechecked_on(&self, change: Option<&Change>) -> bool {
+        let (Some(change), Some(a)) = (change, self.assessment.as_deref()) else {
+            return false;
+        };
+        self.outcome == (Outcome::Filtered { held_back: true })
+            && self.band >= PROBATION_SHOW_TASK_POINTS
+            && !a.turned()
+            && a.held() > change.held
     }
 }
 
@@ -364,6 +427,9 @@ pub(super) fn lessons(
     // Lessons written for another stack, until the prompt is known to
     // show a change or not.
     let mut another_stack = Vec::new();
+    // Lessons filtered here that a strong match would re-check, until the
+    // prompt is known to show a change or not.
+    let mut filtered = Vec::new();
     // At session start, a lesson no automatic pin names is passed over by
     // its spread, without hashing its id.
     let pinned = if on_prompt {
@@ -401,18 +467,23 @@ pub(super) fn lessons(
                 pool.push(candidate(facts, &context, (live, similarity), judged))
             }
             Outcome::Filtered { held_back: true } => {
-                if changed.is_none() && judged.assessment.as_ref().is_some_and(|a| a.turned()) {
-                    changed = Some(live.item.id.clone());
+                if let Some(a) = judged.assessment.as_deref() {
+                    Change::note(&mut changed, &live.item.id, a);
                 }
                 held_back.push(live.item.id.clone());
+                if judged.band >= PROBATION_SHOW_TASK_POINTS {
+                    filtered.push((live, similarity, judged));
+                }
             }
             Outcome::AnotherStack { .. } => another_stack.push((live, similarity, judged)),
             _ => {}
         }
     }
-    for (live, similarity, mut judged) in another_stack {
-        judged.outcome = judged.outcome.on_prompt(changed.is_some());
+    // Once the whole prompt is seen: whether it shows a change.
+    for (live, similarity, mut judged) in another_stack.into_iter().chain(filtered) {
+        judged.outcome = judged.on_prompt(changed.as_ref());
         if matches!(judged.outcome, Outcome::Candidate { .. }) {
+            held_back.retain(|id| *id != live.item.id);
             pool.push(candidate(facts, &context, (live, similarity), judged));
         }
     }
