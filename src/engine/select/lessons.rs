@@ -407,6 +407,26 @@ pub(in crate::engine) fn judge(
     Some(judged)
 }
 
+/// Once the whole prompt is seen, whether it shows `change`: the lessons
+/// `waiting` on it that it makes candidates ([`Judged::on_prompt`]) join
+/// the `pool`, and are no longer `held_back`.
+fn on_change<'e>(
+    facts: &QueryFacts<'_>,
+    context: &Context<'_>,
+    waiting: impl Iterator<Item = (&'e Live, f64, Judged)>,
+    change: Option<&Change>,
+    held_back: &mut Vec<String>,
+    pool: &mut Vec<Candidate<'e>>,
+) {
+    for (live, similarity, mut judged) in waiting {
+        judged.outcome = judged.on_prompt(change);
+        if matches!(judged.outcome, Outcome::Candidate { .. }) {
+            held_back.retain(|id| *id != live.item.id);
+            pool.push(candidate(facts, context, (live, similarity), judged));
+        }
+    }
+}
+
 /// Seed 001's lesson search, led by the prompt. Returns the lessons held
 /// back from the prompt by learned evidence though they matched it well,
 /// and the chosen ones that matched it only in passing.
@@ -479,13 +499,19 @@ pub(super) fn lessons(
             _ => {}
         }
     }
-    // Once the whole prompt is seen: whether it shows a change.
-    for (live, similarity, mut judged) in another_stack.into_iter().chain(filtered) {
-        judged.outcome = judged.on_prompt(changed.as_ref());
-        if matches!(judged.outcome, Outcome::Candidate { .. }) {
-            held_back.retain(|id| *id != live.item.id);
-            pool.push(candidate(facts, &context, (live, similarity), judged));
-        }
+    if !another_stack.is_empty() || !filtered.is_empty() {
+        let waiting = another_stack
+            .into_iter()
+            .chain(filtered)
+            .map(|(live, similarity, judged)| (*live, similarity, judged));
+        on_change(
+            facts,
+            &context,
+            waiting,
+            changed.as_ref(),
+            &mut held_back,
+            &mut pool,
+        );
     }
     if !on_prompt {
         top_k(&mut pool, MAX_PINNED, pinned_order);
