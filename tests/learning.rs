@@ -31,8 +31,14 @@ fn tag_line(entry: &Value, tag: &str) -> (f64, u64, u64) {
     )
 }
 
+/// The ids of the lessons on the tests' task with `tags`, in order.
 fn lesson_ids(daemon: &Daemon, tags: &str) -> Vec<String> {
-    let v = daemon.json(&[
+    common::item_ids(&lessons_on_the_test_prompt(daemon, tags))
+}
+
+/// `memctl query` for lessons on the tests' task with `tags`: its reply.
+fn lessons_on_the_test_prompt(daemon: &Daemon, tags: &str) -> Value {
+    daemon.json(&[
         "query",
         "--task",
         "run the integration tests",
@@ -40,8 +46,7 @@ fn lesson_ids(daemon: &Daemon, tags: &str) -> Vec<String> {
         tags,
         "--kinds",
         "lesson",
-    ]);
-    common::item_ids(&v)
+    ])
 }
 
 /// `memctl explain ID` on the tests' task in the context of `tags`.
@@ -1270,15 +1275,7 @@ fn a_lesson_filtered_before_a_change_is_re_checked_once_on_a_prompt_that_shows_i
         feedback("L-ANY", "--irrelevant");
         verdicts += 1;
     }
-    let v = daemon.json(&[
-        "query",
-        "--task",
-        "run the integration tests",
-        "--tags",
-        "python",
-        "--kinds",
-        "lesson",
-    ]);
+    let v = lessons_on_the_test_prompt(&daemon, "python");
     assert_eq!(common::item_ids(&v), ["L-OLD"]);
     assert_eq!(
         v["ok"]["answer"]["items"][0]["dimensions"]["probation"],
