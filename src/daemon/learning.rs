@@ -474,7 +474,8 @@ pub fn pending(shared: &Shared) -> u64 {
 
 /// Evaluates finished sessions but those in `skip` (or re-evaluates
 /// `force` from the start): the judge runs outside every lock; its answers
-/// are committed, then applied. A session whose judge fails, or answers
+/// are made live, then written (`commit_session`). A session whose judge
+/// fails, or answers
 /// for only some of its items, stays pending (for what was not judged) and
 /// says why; one whose transcript is gone is done, and says so.
 pub fn evaluate(

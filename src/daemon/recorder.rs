@@ -6,7 +6,8 @@
 //! many showings wait ([`Recorder::status`]). The queue is
 //! bounded; whatever is queued is applied under one lock of what was
 //! learned and in one commit, so it keeps up with any query rate, and it
-//! stops as soon as it is told.
+//! stops as soon as it is told. The commit is written after that lock is
+//! let go ([`crate::learning::Staged`]): a query never waits for the disk.
 //! It also forgets old session audits ([`expired`]), at start, then once a
 //! minute while queries come, or as soon as a tenth more than the maximum
 //! are held.
