@@ -96,7 +96,8 @@ pub(crate) struct Change {
 
 impl Change {
     /// Notes `assessment` of `id`, held back from the prompt: the change
-    /// it shows, if it turned, when it was seen later than `self`'s.
+    /// it shows, if it turned, in `change` when it was judged later than
+    /// the lesson already there.
     fn note(change: &mut Option<Change>, id: &str, assessment: &Assessment) {
         if !assessment.turned() {
             return;
@@ -175,8 +176,6 @@ pub(in crate::engine) enum Outcome {
     /// A candidate, with its learned boost.
     Candidate { boost: f64, probation: bool },
 }
-
-impl Outcome {}
 
 impl Judged {
     /// The outcome on a prompt that shows `change` ([`Noted::changed`]) or
