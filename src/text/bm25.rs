@@ -323,7 +323,7 @@ impl TextIndex {
             let Some(p) = self.postings.get(id as usize) else {
                 continue;
             };
-            for (doc, tf) in p.list.iter() {
+            for (doc, _, tf) in p.list.iter() {
                 if self.docs[doc as usize].alive && fields.iter().any(|&f| tf.get(f as usize) > 0) {
                     found[doc as usize / 64] |= 1 << (doc % 64);
                     any = true;
@@ -456,6 +456,7 @@ impl TextIndex {
             };
         }
         let mut idf_total = 0f32;
+        let mut norms = FieldNorms::new(avg);
         for &id in &query_terms {
             let p = &self.postings[id as usize];
             if p.df == 0 {
@@ -466,18 +467,19 @@ impl TextIndex {
             if scores.is_empty() {
                 scores = vec![0f32; self.docs.len()];
             }
-            for (doc, tf) in p.list.iter() {
+            for (doc, fields, tf) in p.list.iter() {
                 let d = &self.docs[doc as usize];
                 if !d.alive {
                     continue;
                 }
+                // The fields it occurs in, in field order (the order the
+                // sum is taken in, so the same bits whichever way).
                 let mut weighted = 0f32;
-                for f in 0..FIELDS {
-                    let count = tf.get(f);
-                    if count > 0 {
-                        let norm = 1.0 - B + B * f32::from(d.lens[f]) / avg[f];
-                        weighted += FIELD_WEIGHTS[f] * count as f32 / norm;
-                    }
+                let mut bits = fields;
+                while bits != 0 {
+                    let f = bits.trailing_zeros() as usize;
+                    bits &= bits - 1;
+                    weighted += norms.weighted(f, d.lens[f], tf.get(f));
                 }
                 let credit = (weighted * (K1 + 1.0) / (K1 + weighted)).min(1.0);
                 let slot = &mut scores[doc as usize];
@@ -498,6 +500,50 @@ impl TextIndex {
             parts: None,
         }
     }
+}
+
+/// Lengths up to this many terms have their field norms kept for a query.
+const KEPT_LENGTHS: usize = 256;
+
+/// A query's BM25F term weights by field and length: a field's weight
+/// over its length norm `1 - b + b len / avg`, for a count of one
+/// (most postings), computed the first time a query meets that length in
+/// that field (a prompt's postings share few lengths) and then looked up;
+/// the same operations as computed each time, so the same bits.
+struct FieldNorms {
+    avg: [f32; FIELDS],
+    /// `[field][length]`, 0 until computed (a weight is never 0).
+    once: Box<[[f32; KEPT_LENGTHS]; FIELDS]>,
+}
+
+impl FieldNorms {
+    fn new(avg: [f32; FIELDS]) -> Self {
+        FieldNorms {
+            avg,
+            once: Box::new([[0.0; KEPT_LENGTHS]; FIELDS]),
+        }
+    }
+
+    /// Field `f`'s weight for `count` occurrences in a field `len` long.
+    #[inline(always)]
+    fn weighted(&mut self, f: usize, len: u16, count: u32) -> f32 {
+        if count == 1 {
+            let avg = self.avg[f];
+            if let Some(kept) = self.once[f].get_mut(usize::from(len)) {
+                if *kept == 0.0 {
+                    *kept = FIELD_WEIGHTS[f] * 1.0 / length_norm(len, avg);
+                }
+                return *kept;
+            }
+        }
+        FIELD_WEIGHTS[f] * count as f32 / length_norm(len, self.avg[f])
+    }
+}
+
+/// BM25's length norm of a field `len` terms long, where fields average
+/// `avg`.
+fn length_norm(len: u16, avg: f32) -> f32 {
+    1.0 - B + B * f32::from(len) / avg
 }
 
 #[cfg(test)]
@@ -577,6 +623,73 @@ mod tests {
         assert!(sims.get(c) > 0.0 && sims.get(c) < sims.get(a));
         assert_eq!(sims.get(b), 0.0);
         assert!(!sims.matched().contains(&b));
+    }
+
+    #[test]
+    fn kept_field_norms_give_the_bits_the_formula_gives() {
+        // Counts of one and more, short fields and one longer than the
+        // lengths kept, in several fields at once.
+        let long = "pad ".repeat(KEPT_LENGTHS + 40);
+        let mut index = TextIndex::new();
+        for i in 0..60 {
+            let words: String = (0..i).map(|j| format!("w{j} ")).collect();
+            let title = if i % 3 == 0 { "retry webhook" } else { "other" };
+            let twice = if i % 4 == 0 { "webhook webhook" } else { "" };
+            let body = format!("retry {words}{twice}");
+            let body = if i == 7 {
+                format!("{body} {long}")
+            } else {
+                body
+            };
+            // Mostly credits below their cap of 1, where every bit shows.
+            let fields: &[(Field, &str)] = match i % 3 {
+                0 => &[(Field::Title, title), (Field::Problem, &body)],
+                1 => &[(Field::Context, &body), (Field::Body, &body)],
+                _ => &[(Field::Solution, &body), (Field::Body, &body)],
+            };
+            index.add(fields);
+        }
+        index.add(&[(Field::Title, "other"), (Field::Problem, "nothing here")]);
+        let query = "retry webhook pad";
+        let sims = index.similarities(query);
+        // The formula, each weight computed where it is used.
+        let n = index.live as f32;
+        let avg: Vec<f32> = index
+            .len_sum
+            .iter()
+            .map(|&s| (s as f32 / n).max(1.0))
+            .collect();
+        let mut ids = Vec::new();
+        for_each_term(query, |t| ids.extend(index.term_ids.get(&t).copied()));
+        let mut expected = vec![0f32; index.docs.len()];
+        let mut idf_total = 0f32;
+        for id in ids {
+            let p = &index.postings[id as usize];
+            let idf = index.idf_of_df(p.df);
+            idf_total += idf;
+            for (doc, _, tf) in p.list.iter() {
+                let d = &index.docs[doc as usize];
+                let mut weighted = 0f32;
+                for f in 0..FIELDS {
+                    let count = tf.get(f);
+                    if count > 0 {
+                        let norm = 1.0 - B + B * f32::from(d.lens[f]) / avg[f];
+                        weighted += FIELD_WEIGHTS[f] * count as f32 / norm;
+                    }
+                }
+                expected[doc as usize] += idf * (weighted * (K1 + 1.0) / (K1 + weighted)).min(1.0);
+            }
+        }
+        assert_eq!(sims.matched().len(), 60);
+        assert_eq!(expected.len(), 61);
+        for (doc, sum) in expected.iter().enumerate() {
+            let want = (sum / idf_total).min(1.0);
+            assert_eq!(
+                sims.get(doc as DocId).to_bits(),
+                want.to_bits(),
+                "doc {doc}"
+            );
+        }
     }
 
     #[test]

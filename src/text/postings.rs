@@ -106,7 +106,7 @@ impl PostingList {
     /// Keeps only the postings of documents for which `keep` is true.
     pub(crate) fn retain(&mut self, mut keep: impl FnMut(DocId) -> bool) {
         let mut kept = PostingList::default();
-        for (doc, tf) in self.iter() {
+        for (doc, _, tf) in self.iter() {
             if keep(doc) {
                 kept.push(doc, tf);
             }
@@ -127,16 +127,20 @@ pub(crate) struct Postings<'a> {
 }
 
 impl Iterator for Postings<'_> {
-    type Item = (DocId, PackedTf);
+    /// A document, the fields it occurs in (bit `f` for field `f`), and
+    /// its count in each: the fields as bits, so a reader visits only
+    /// those.
+    type Item = (DocId, u8, PackedTf);
 
     #[inline(always)]
-    fn next(&mut self) -> Option<(DocId, PackedTf)> {
+    fn next(&mut self) -> Option<(DocId, u8, PackedTf)> {
         // The common posting: a one-byte delta and counts of one.
         if let [delta, head, rest @ ..] = self.bytes {
             if delta & 0x80 == 0 && head & ALL_ONES != 0 {
                 self.bytes = rest;
                 self.last = (i64::from(self.last) + unzigzag(u64::from(*delta))) as DocId;
-                return Some((self.last, PackedTf(ONES[(head & !ALL_ONES) as usize])));
+                let mask = head & !ALL_ONES;
+                return Some((self.last, mask, PackedTf(ONES[mask as usize])));
             }
         }
         if self.bytes.is_empty() {
@@ -149,7 +153,7 @@ impl Iterator for Postings<'_> {
         self.bytes = rest;
         let mask = head & !ALL_ONES;
         if head & ALL_ONES != 0 {
-            return Some((doc, PackedTf(ONES[mask as usize])));
+            return Some((doc, mask, PackedTf(ONES[mask as usize])));
         }
         let mut tf = 0u32;
         for f in 0..PackedTf::FIELDS {
@@ -159,7 +163,7 @@ impl Iterator for Postings<'_> {
                 tf |= u32::from(count) << (f as u32 * PackedTf::BITS);
             }
         }
-        Some((doc, PackedTf(tf)))
+        Some((doc, mask, PackedTf(tf)))
     }
 }
 
@@ -233,9 +237,11 @@ mod tests {
         let mut list = PostingList::default();
         let mut expected = Vec::new();
         for (i, &doc) in docs.iter().enumerate() {
-            let t = tf(counts[i % counts.len()]);
+            let c = counts[i % counts.len()];
+            let t = tf(c);
             list.push(doc, t);
-            expected.push((doc, t));
+            let mask = (0..PackedTf::FIELDS).fold(0u8, |m, f| m | (u8::from(c[f] > 0) << f));
+            expected.push((doc, mask, t));
         }
         assert_eq!(list.len(), docs.len());
         assert_eq!(list.iter().collect::<Vec<_>>(), expected);
@@ -257,11 +263,11 @@ mod tests {
             list.push(doc, tf([0, doc % 5, 1, 0, 0, 0]));
         }
         list.retain(|doc| doc % 2 == 1);
-        let docs: Vec<_> = list.iter().map(|(d, t)| (d, t.get(1))).collect();
+        let docs: Vec<_> = list.iter().map(|(d, _, t)| (d, t.get(1))).collect();
         assert_eq!(docs, [(9, 4), (3, 3), (7, 2)]);
         assert_eq!(list.len(), 3);
         // Appending after a purge continues from the right base.
         list.push(2, tf([1, 0, 0, 0, 0, 0]));
-        assert_eq!(list.iter().last().map(|(d, _)| d), Some(2));
+        assert_eq!(list.iter().last().map(|(d, _, _)| d), Some(2));
     }
 }
