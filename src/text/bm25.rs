@@ -456,7 +456,8 @@ impl TextIndex {
             };
         }
         let mut idf_total = 0f32;
-        let mut norms = FieldNorms::new(avg);
+        // Made with the scores, when a term has postings.
+        let mut norms = None;
         for &id in &query_terms {
             let p = &self.postings[id as usize];
             if p.df == 0 {
@@ -467,6 +468,7 @@ impl TextIndex {
             if scores.is_empty() {
                 scores = vec![0f32; self.docs.len()];
             }
+            let norms = norms.get_or_insert_with(|| FieldNorms::new(avg));
             for (doc, fields, tf) in p.list.iter() {
                 let d = &self.docs[doc as usize];
                 if !d.alive {
