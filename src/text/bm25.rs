@@ -318,13 +318,14 @@ impl TextIndex {
         // A bit a document: a document in many postings is kept once, and
         // the set bits read in order are the documents sorted.
         let mut found = vec![0u64; self.docs.len().div_ceil(64)];
+        let wanted = fields.iter().fold(0u8, |bits, &f| bits | 1 << f as u8);
         let mut any = false;
         for &id in term_ids {
             let Some(p) = self.postings.get(id as usize) else {
                 continue;
             };
-            for (doc, _, tf) in p.list.iter() {
-                if self.docs[doc as usize].alive && fields.iter().any(|&f| tf.get(f as usize) > 0) {
+            for (doc, present, _) in p.list.iter() {
+                if self.docs[doc as usize].alive && present & wanted != 0 {
                     found[doc as usize / 64] |= 1 << (doc % 64);
                     any = true;
                 }
@@ -692,6 +693,21 @@ mod tests {
                 "doc {doc}"
             );
         }
+    }
+
+    #[test]
+    fn docs_containing_reads_only_the_fields_asked() {
+        let mut index = TextIndex::new();
+        let in_keywords = index.add(&[(Field::Keywords, "webhook"), (Field::Title, "a")]);
+        let in_title = index.add(&[(Field::Title, "webhook")]);
+        let in_context = index.add(&[(Field::Context, "webhook retry")]);
+        let ids = index.term_ids_of("webhook");
+        assert_eq!(
+            index.docs_containing(&ids, &[Field::Keywords, Field::Context]),
+            [in_keywords, in_context]
+        );
+        assert_eq!(index.docs_containing(&ids, &[Field::Title]), [in_title]);
+        assert!(index.docs_containing(&ids, &[Field::Body]).is_empty());
     }
 
     #[test]
