@@ -275,11 +275,7 @@ impl Shared {
         staged: Staged,
         write: impl FnOnce(&LearnedWrite<'_>) -> Result<(), E>,
     ) -> Result<(), E> {
-        let result = write(&staged.write());
-        if result.is_err() {
-            staged.undo(&mut self.learned_mut());
-        }
-        result
+        staged.write_or_undo(write, || self.learned_mut())
     }
 
     /// The sessions' audits.

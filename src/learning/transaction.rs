@@ -134,11 +134,7 @@ impl<'l> Transaction<'l> {
         write: impl FnOnce(&LearnedWrite<'_>) -> Result<(), E>,
     ) -> Result<(), E> {
         let staged = self.make_live();
-        let result = write(&staged.write());
-        if result.is_err() {
-            staged.undo(self.learned);
-        }
-        result
+        staged.write_or_undo(write, || &mut *self.learned)
     }
 
     /// Makes the change live and hands over what the store is to write
@@ -202,6 +198,20 @@ impl Staged {
     /// What the store is to write, in one transaction.
     pub fn write(&self) -> LearnedWrite<'_> {
         self.changes.as_write(self)
+    }
+
+    /// Writes the change with `write` (the store's); if that fails, puts
+    /// it back in the state `learned` gives ([`Staged::undo`]).
+    pub fn write_or_undo<E, L: std::ops::DerefMut<Target = Learned>>(
+        self,
+        write: impl FnOnce(&LearnedWrite<'_>) -> Result<(), E>,
+        learned: impl FnOnce() -> L,
+    ) -> Result<(), E> {
+        let result = write(&self.write());
+        if result.is_err() {
+            self.undo(&mut learned());
+        }
+        result
     }
 
     /// Puts back what the change touched in `learned` (as the change left
