@@ -11,7 +11,9 @@
 //!   (item, tag) scores, weak-match evidence, pins and match counts, seed
 //!   003's applications, the sessions seen per tag, and the journal of
 //!   verdicts that the state can be replayed from. Its transitions are
-//!   pure; the daemon persists what they return.
+//!   pure; the daemon persists what they return. Its own map names its
+//!   rooms: the names evidence is kept under, the assessment of an item
+//!   in a context, the pins, the journal and its replay, applications.
 //! - [`noise`]: how often the judge contradicts itself (pairs of verdicts
 //!   on one item in one context that disagree), and the filter line that
 //!   implies: the seed's -0.1 for a judge wrong up to about one time in
