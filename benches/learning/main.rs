@@ -1226,6 +1226,10 @@ fn report(team: Team, arm: Arm, (first, seeds): (u64, u64), memctl: &Path) -> ba
         recall: measured.recall(),
         stale_each: all.iter().flat_map(|f| f.stale_each.clone()).collect(),
         fresh_first: all.iter().flat_map(|f| f.fresh_first.clone()).collect(),
+        per_seed: all
+            .iter()
+            .map(|f| (f.measured.precision(), f.measured.recall()))
+            .collect(),
     };
     let stale = format!(
         "{}+{}r",
