@@ -293,6 +293,7 @@ pub struct TagEvidence {
 /// The evidence over a context's tags. Each tag counts with its weight;
 /// when every tag weighs 0 (a context made only of tags found everywhere)
 /// they count alike. No tags: nothing.
+#[inline]
 pub fn evidence(tags: impl IntoIterator<Item = TagEvidence>) -> Evidence {
     // One pass, summed both ways (each tag with its weight, and all alike)
     // so that no list is kept: this runs several times for every lesson a
