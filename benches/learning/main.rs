@@ -51,7 +51,8 @@
 //! the irrelevant lessons shown, by why they were not relevant;
 //! `MEMD_BENCH_DEBUG=1` traces each measured prompt's lessons (and each
 //! drift session that showed a stale lesson as a kept one, and the judge's
-//! noise as `memctl status` reads it when the drift begins) on stderr;
+//! noise as `memctl status` reads it when the drift begins and every five
+//! drift sessions) on stderr;
 //! `MEMD_BENCH_TRACE=1` prints each verdict a session's lessons get, and
 //! why (a wrong verdict, a lesson shown on another topic, another scope),
 //! and each lesson a prompt shows (`S session repository lesson topic
@@ -1113,6 +1114,16 @@ fn run_arm(team: Team, arm: Arm, seed: u64, memctl: &Path) -> Figures {
         for (i, f) in fresh.iter().enumerate() {
             if figures.fresh_first[i].is_none() && o.ids.contains(f) {
                 figures.fresh_first[i] = Some(n);
+            }
+        }
+        // How the drift moves the judge's noise as memd reads it.
+        if std::env::var_os("MEMD_BENCH_DEBUG").is_some() && n % 5 == 0 {
+            if let Player::Memd(run) = &player {
+                let ok = run.memctl_ok(&["status", "--json"]);
+                eprintln!(
+                    "JUDGE seed {seed} drift session {n}: {}",
+                    ok["status"]["judge"]
+                );
             }
         }
     }

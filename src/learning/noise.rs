@@ -26,6 +26,18 @@
 //! seed's line holds as it is. Measured (the learning bench, every world):
 //! BENCHMARKS.md, "Learning per context".
 //!
+//! A change in an item's relevance makes its verdicts disagree too: every
+//! pair of one from before with one from after. Over the bench's drift
+//! (thirty sessions in one repository) a judge wrong 20% of the time
+//! reads as up to 24.7% wrong and the line falls to -0.22, which keeps
+//! stale lessons longer. Counting only verdicts given one after the other
+//! (a change adds one disagreeing pair, not one for each pair across it)
+//! was measured and not kept: memd shows a lesson again after an
+//! irrelevant verdict only as a re-check on a strong match, which is more
+//! often relevant, so pairs in a row disagree more than the judge does
+//! (the same judge read as 20.4-22.4% wrong before any drift), and the
+//! line it gave cost busy's recall 0.018 on seeds 1-4.
+//!
 //! The same counts give the share of relevant items among those judged
 //! (the share of relevant verdicts, read through `e`), and so the odds an
 //! item is relevant in a context before its verdicts there and after them
