@@ -43,7 +43,8 @@
 //!
 //! `cargo bench --bench learning` (sixteen seeds); `-- quick` for one seed,
 //! `-- seeds N`, `-- seed N` for that seed alone (`-- seed 9 seeds 8`: seeds 9 to
-//! 16), `-- arms off,evaluate` (`off`, `evaluate`, `batch`, `feedback`,
+//! 16; `-- seed 9 seeds 16`: seeds 9 to 24, sixteen seeds none of which
+//! a rule was chosen on, as issue 33's bars are read), `-- arms off,evaluate` (`off`, `evaluate`, `batch`, `feedback`,
 //! `ideal`, `ideal2`, `ideal3`, `literal`, `oracle`), `-- teams stacks,busy`, `-- error N` for a
 //! judge wrong in N% of its verdicts (20 by default). Under each arm, what
 //! the measured sessions showed to explore (re-checks of filtered lessons,
@@ -59,6 +60,10 @@
 //! relevant relevant-nowhere task-band explored`, the band -1 where `memctl
 //! query` does not rank it, explored `recheck`, `another-stack` or `-`,
 //! read only in the measured sessions and `-` outside them);
+//! `MEMD_BENCH_MISSES=1` prints, for each relevant lesson a measured
+//! prompt's search reached and the prompt did not show, what `memctl
+//! explain` says of it (`MISS session repository lesson ...`): what
+//! learning costs in recall, and why;
 //! `MEMD_BENCH_SEMANTIC=off` runs the daemons with the semantic tier off;
 //! `MEMD_BENCH_DECIDE=on` with the decision to show on prompts (`[query]
 //! decide`, off by default). After a team's arms, the bench says which of
@@ -560,6 +565,12 @@ impl<'w> Run<'w> {
             for hit in self.engine.search(prompt, REACH, GLOBAL) {
                 if let Some(l) = self.lesson(&hit.id) {
                     if self.relevant(l, repo, *topic) {
+                        if std::env::var_os("MEMD_BENCH_MISSES").is_some()
+                            && (MEASURED_FROM..=SESSIONS).contains(&n)
+                            && !shown.contains(&hit.id)
+                        {
+                            self.explain_miss(n, repo, &hit.id, prompt, &cwd);
+                        }
                         reachable.insert(hit.id);
                     }
                 }
@@ -645,6 +656,19 @@ impl<'w> Run<'w> {
             Value::Array(items) => items,
             _ => Vec::new(),
         }
+    }
+
+    /// `MEMD_BENCH_MISSES`: why a relevant lesson that the prompt's search
+    /// reached was not shown on it, as `memctl explain` says, on one line
+    /// (`MISS session repository lesson explanation`).
+    fn explain_miss(&self, n: usize, repo: usize, id: &str, prompt: &str, cwd: &Path) {
+        let cwd = cwd.display().to_string();
+        let out = self.memctl(&["explain", id, "--task", prompt, "--cwd", &cwd]);
+        eprintln!(
+            "MISS {n} {} {id} {}",
+            self.repos[repo].name,
+            String::from_utf8_lossy(&out.stdout).replace('\n', " | ")
+        );
     }
 
     fn debug(&self, n: usize, repo: usize, topic: usize, prompt: &str, cwd: &Path) {
