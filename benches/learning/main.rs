@@ -42,11 +42,12 @@
 //! repositories).
 //!
 //! `cargo bench --bench learning` (sixteen seeds); `-- quick` for one seed,
-//! `-- seeds N`, `-- seed N` for that seed alone (`-- seed 9 seeds 8`: seeds 9 to
-//! 16; `-- seed 9 seeds 16`: seeds 9 to 24, sixteen seeds none of which
-//! a rule was chosen on, as issue 33's bars are read), `-- arms off,evaluate` (`off`, `evaluate`, `batch`, `feedback`,
-//! `ideal`, `ideal2`, `ideal3`, `literal`, `oracle`), `-- teams stacks,busy`, `-- error N` for a
-//! judge wrong in N% of its verdicts (20 by default). Under each arm, what
+//! `-- seeds N`, `-- seed N` for that seed alone (`-- seed 9 seeds 8`: seeds
+//! 9 to 16; `-- seed 9 seeds 16`: seeds 9 to 24, sixteen seeds none of
+//! which a rule was chosen on, as issue 33's bars are read), `-- arms
+//! off,evaluate` (`off`, `evaluate`, `batch`, `feedback`, `ideal`,
+//! `ideal2`, `ideal3`, `literal`, `oracle`), `-- teams stacks,busy`,
+//! `-- error N` for a judge wrong in N% of its verdicts (20 by default). Under each arm, what
 //! the measured sessions showed to explore (re-checks of filtered lessons,
 //! lessons written for another stack) and how much of it was relevant, and
 //! the irrelevant lessons shown, by why they were not relevant;
