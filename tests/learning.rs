@@ -871,6 +871,48 @@ fn a_filtered_lesson_mostly_judged_relevant_comes_back_sooner() {
     l1_comes_back_after(&daemon, 3);
 }
 
+#[test]
+fn a_filtered_lesson_its_record_is_for_is_re_checked_on_a_weaker_match() {
+    let sandbox = Sandbox::new();
+    sandbox.write("lessons.yaml", LESSONS);
+    let daemon = Daemon::start(&sandbox);
+    let weaker = "run the migrations in the docker compose stack";
+    // Filtered on its latest verdicts, for it on balance (four relevant,
+    // two irrelevant, as above), and held back from its 3 prompts.
+    for verdict in ["--relevant"; 4].into_iter().chain(["--irrelevant"; 2]) {
+        feedback_python(&daemon, "L-1", verdict);
+    }
+    l1_comes_back_after(&daemon, 3);
+    // A match worth 2 points re-checks it: not only the strongest band.
+    let explained = explain_on(&daemon, "L-1", weaker);
+    assert!(explained.contains("band 2"), "{explained}");
+    assert!(
+        explained.contains("on a task match of 2 points (memd: not only 3, as its own record in this context has more verdicts for it than against it)"),
+        "{explained}"
+    );
+    assert!(shown_on(&daemon, weaker, Some("s-weak")).contains(&("L-1".to_string(), 2.0)));
+
+    // Against it on balance (one relevant, three irrelevant): only a match
+    // worth 3 points re-checks it.
+    let sandbox = Sandbox::new();
+    sandbox.write("lessons.yaml", LESSONS);
+    let daemon = Daemon::start(&sandbox);
+    for verdict in ["--relevant", "--irrelevant", "--irrelevant", "--irrelevant"] {
+        feedback_python(&daemon, "L-1", verdict);
+    }
+    l1_comes_back_after(&daemon, 6);
+    let explained = explain_on(&daemon, "L-1", weaker);
+    assert!(
+        explained.contains(
+            "seed 001's outcome: on probation, and the prompt's task match is below 3 points"
+        ),
+        "{explained}"
+    );
+    assert!(!shown_on(&daemon, weaker, Some("s-weak"))
+        .iter()
+        .any(|(id, _)| id == "L-1"));
+}
+
 /// L-1, filtered, is held back from the test prompt in `prompts` agents'
 /// sessions (`s-0`, `s-1`, ...), then shown on probation in the next.
 fn l1_comes_back_after(daemon: &Daemon, prompts: usize) {

@@ -16,6 +16,7 @@ use super::features::Features;
 use super::select::task::Task;
 use super::select::{self, decision, drafting, gotcha_match, lessons, QueryFacts};
 use super::{query_now, Engine, QueryError};
+use crate::learning::state::Assessment;
 use crate::learning::{Learned, Match, WEAK_MATCH};
 
 /// Seed 000's task cut-offs, as the explanation says them.
@@ -101,6 +102,20 @@ fn average(e: &tag_relevance::Evidence) -> String {
 }
 
 /// An optional value for people: the value, or `none`.
+/// The task match a re-check needs ([`Assessment::recheck_points`]), in
+/// words.
+fn recheck_band(a: &Assessment) -> String {
+    let points = a.recheck_points();
+    if points < lesson::PROBATION_SHOW_TASK_POINTS {
+        format!(
+            "{points} points (memd: not only {}, as its own record in this context has more verdicts for it than against it)",
+            lesson::PROBATION_SHOW_TASK_POINTS
+        )
+    } else {
+        format!("{points} points")
+    }
+}
+
 fn one(value: Option<&String>) -> &str {
     value.map_or("none", String::as_str)
 }
@@ -702,20 +717,20 @@ fn lesson(
                 )
             };
             format!(
-                "{over}: kept {which}, but its own record in this context over every showing (`{}` in memctl log, which verdicts on prompts that match it only in passing move too) {state}; {why}, shown only on a task match of {} points, after the lessons that are kept ({}; memd's rule, not the seed's)",
+                "{over}: kept {which}, but its own record in this context over every showing (`{}` in memctl log, which verdicts on prompts that match it only in passing move too) {state}; {why}, shown only on a task match of {}, after the lessons that are kept ({}; memd's rule, not the seed's)",
                 Match::Weak.key(facts.record_key.as_deref().unwrap_or_default()),
-                lesson::PROBATION_SHOW_TASK_POINTS,
+                recheck_band(assessment),
                 boost(b)
             )
         }
         TagVerdict::Probation(b) if deciding.trial => format!(
-            "{over}: on trial: it was filtered {which}, and one judged session since found it relevant; until the next confirms it, it is shown only on a task match of {} points, after the lessons that are kept ({})",
-            lesson::PROBATION_SHOW_TASK_POINTS,
+            "{over}: on trial: it was filtered {which}, and one judged session since found it relevant; until the next confirms it, it is shown only on a task match of {}, after the lessons that are kept ({})",
+            recheck_band(assessment),
             boost(b)
         ),
         TagVerdict::Probation(b) => format!(
-            "{over}: on probation: it was filtered {which}, and has since been held back from {wait:.0} prompts or more, so it may be shown again on a task match of {} points, after the lessons that are kept, to be judged anew ({})",
-            lesson::PROBATION_SHOW_TASK_POINTS,
+            "{over}: on probation: it was filtered {which}, and has since been held back from {wait:.0} prompts or more, so it may be shown again on a task match of {}, after the lessons that are kept, to be judged anew ({})",
+            recheck_band(assessment),
             boost(b)
         ),
         TagVerdict::Boost(b) if deciding.level < tag_relevance::NEGATIVE_SCORE_THRESHOLD
@@ -778,8 +793,11 @@ fn lesson(
             lessons::Outcome::Gated => "held by its structural prerequisites".to_string(),
             lessons::Outcome::Filtered { .. } => "filtered by what was learned".to_string(),
             lessons::Outcome::ProbationTooWeak => format!(
-                "on probation, and the prompt's task match is below {} points",
-                lesson::PROBATION_SHOW_TASK_POINTS
+                "on probation, and the prompt's task match is below {}",
+                judged
+                    .assessment
+                    .as_deref()
+                    .map_or_else(|| format!("{} points", lesson::PROBATION_SHOW_TASK_POINTS), recheck_band)
             ),
             lessons::Outcome::AnotherStack { .. } =>
                 "written for another stack, and the prompt shows no change here: not a candidate"

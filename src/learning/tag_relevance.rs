@@ -48,6 +48,9 @@
 //!   [`super::state::Assessment::turned`]), a filtered item whose evidence
 //!   there is older than the change ([`super::state::Assessment::held`])
 //!   is re-checked at once, and so once (the lesson search decides it);
+//!   a re-check is shown on a prompt's strongest matches, or on any it
+//!   waits for where its own record in the context has more verdicts for
+//!   it than against it (`Assessment::recheck_points`);
 //! - the seed's filter line and its boost read a score in the evaluator's
 //!   unit ([`TagScore::level`]): direct feedback still counts double
 //!   against the evaluator's verdicts, but a score made by feedback alone
@@ -278,6 +281,13 @@ impl Evidence {
     /// evaluator's unit, each older one counting `1 - alpha` of the next).
     pub fn against(&self) -> f64 {
         (self.evals - 2.0 * self.positive).max(-self.level / EMA_ALPHA)
+    }
+
+    /// At least one more of its judged sessions found it relevant than
+    /// irrelevant, every verdict counted alike (whatever its latest ones
+    /// say).
+    pub fn for_it_on_balance(&self) -> bool {
+        2.0 * self.positive - self.evals >= 1.0
     }
 }
 
@@ -588,6 +598,23 @@ mod tests {
 
     fn close(a: f64, b: f64) {
         assert!((a - b).abs() < 1e-3, "{a} != {b}");
+    }
+
+    #[test]
+    fn a_record_is_for_an_item_on_balance_with_one_verdict_more_for_it() {
+        let record = |positive: f64, evals: f64| Evidence {
+            positive,
+            evals,
+            level: -0.3,
+            ..Evidence::default()
+        };
+        // Whatever its latest verdicts (its level filters), every verdict
+        // counts alike.
+        assert!(record(4.0, 6.0).for_it_on_balance());
+        assert!(record(3.0, 5.0).for_it_on_balance());
+        assert!(!record(3.0, 6.0).for_it_on_balance());
+        assert!(!record(1.0, 4.0).for_it_on_balance());
+        assert!(!Evidence::default().for_it_on_balance());
     }
 
     fn score(score: f64, positive: u32, negative: u32) -> TagScore {

@@ -28,6 +28,9 @@ pub const PROBATION_MIN_TASK_POINTS: u8 = 2;
 /// learning bench): shown on 2 points, re-checks went mostly to prompts
 /// about another topic that shares a word with the lesson, where a verdict
 /// says nothing about the lesson's own topic; precision 0.790 -> 0.816.
+/// A lesson whose own record in the context is for it on balance is
+/// re-checked on [`PROBATION_MIN_TASK_POINTS`]
+/// (`learning::state::Assessment::recheck_points`).
 pub const PROBATION_SHOW_TASK_POINTS: u8 = 3;
 
 /// The hash of a lesson's id (FNV-1a) by which sets of learned items

@@ -388,7 +388,13 @@ pub(in crate::engine) fn judge(
             };
             return Some(judged);
         }
-        TagVerdict::Probation(_) if band < PROBATION_SHOW_TASK_POINTS => {
+        TagVerdict::Probation(_)
+            if band
+                < judged
+                    .assessment
+                    .as_deref()
+                    .map_or(PROBATION_SHOW_TASK_POINTS, Assessment::recheck_points) =>
+        {
             judged.outcome = Outcome::ProbationTooWeak;
             return Some(judged);
         }

@@ -13,6 +13,7 @@ use crate::learning::tag_relevance::{
     evidence, verdict_at, verdict_scoped, Evidence, Scope, TagEvidence, TagScore, TagVerdict,
     CONTEXT_RECORD, MIN_CONTEXTS_FOR_EVERYWHERE, MIN_EVALS_EARLY, MIN_EVALS_FOR_FILTER,
 };
+use crate::scoring::lesson::{PROBATION_MIN_TASK_POINTS, PROBATION_SHOW_TASK_POINTS};
 
 /// A context as [`Learned::assess_in`] reads it for every item a query
 /// assesses: its tags, each one's [`tag_weight`](crate::learning::tag_relevance::tag_weight), and the key of its own
@@ -108,6 +109,30 @@ impl Assessment {
     /// record here where it has one, else over the context's tags.
     pub fn held(&self) -> f64 {
         self.record.map_or(self.here.held, |r| r.held)
+    }
+
+    /// memd: the task points a prompt's match must be worth for the item,
+    /// on probation ([`TagVerdict::Probation`]), to be shown there as a
+    /// re-check: seed 001's strongest band
+    /// ([`PROBATION_SHOW_TASK_POINTS`]), or the band its wait counts
+    /// ([`PROBATION_MIN_TASK_POINTS`]) where its own record here
+    /// ([`Assessment::record`]) has more verdicts for it than against it
+    /// ([`Evidence::for_it_on_balance`]). Such a record is filtered by the
+    /// seed's EMA reading its latest verdicts, two wrong ones in a row
+    /// among many right ones as readily as a change, and a re-check only
+    /// on the strongest band came too seldom to settle which where a
+    /// context's sessions are few or its topics many. A record against it
+    /// waits for the strongest band: a weaker match is as often a prompt
+    /// on another topic that shares a word with it, where a verdict says
+    /// nothing of its own. Measured (the learning bench, evaluator, 20%;
+    /// chosen on seeds 1-4, reported on 9-24): BENCHMARKS.md, "Learning
+    /// per context".
+    pub fn recheck_points(&self) -> u8 {
+        if self.record.is_some_and(|r| r.for_it_on_balance()) {
+            PROBATION_MIN_TASK_POINTS
+        } else {
+            PROBATION_SHOW_TASK_POINTS
+        }
     }
 
     /// The assessment with the team's evidence (`team`, read with the
