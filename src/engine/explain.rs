@@ -101,7 +101,6 @@ fn average(e: &tag_relevance::Evidence) -> String {
     }
 }
 
-/// An optional value for people: the value, or `none`.
 /// The task match a re-check needs ([`Assessment::recheck_points`]), in
 /// words.
 fn recheck_band(a: &Assessment) -> String {
@@ -116,6 +115,7 @@ fn recheck_band(a: &Assessment) -> String {
     }
 }
 
+/// An optional value for people: the value, or `none`.
 fn one(value: Option<&String>) -> &str {
     value.map_or("none", String::as_str)
 }

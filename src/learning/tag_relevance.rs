@@ -50,7 +50,7 @@
 //!   is re-checked at once, and so once (the lesson search decides it);
 //!   a re-check is shown on a prompt's strongest matches, or on any it
 //!   waits for where its own record in the context has more verdicts for
-//!   it than against it (`Assessment::recheck_points`);
+//!   it than against it ([`super::state::Assessment::recheck_points`]);
 //! - the seed's filter line and its boost read a score in the evaluator's
 //!   unit ([`TagScore::level`]): direct feedback still counts double
 //!   against the evaluator's verdicts, but a score made by feedback alone
