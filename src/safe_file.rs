@@ -16,8 +16,10 @@
 //!   and the directory fsynced. A change found at any point is
 //!   [`SafeFileError::Changed`]: the caller decides again from the new
 //!   content. For a file others only ever append to (a knowledge file, a
-//!   log), what such a writer appended to the old file after the last look
-//!   (it opened it just before the rename) is carried over to the new one.
+//!   log), bytes only appended since the caller read it are not a change:
+//!   they are kept after the new bytes (and checked with them), and what
+//!   such a writer appended to the old file after the last look (it opened
+//!   it just before the rename) is carried over to the new one.
 //!   A backup, when asked for, is made only once every check has passed.
 //! - [`back_up`]: a copy beside the file, under a name no earlier backup
 //!   has, with the file's mode.
@@ -244,9 +246,12 @@ pub struct Replace<'a> {
     /// check has passed.
     pub back_up: bool,
     /// The file is only ever appended to by others (a knowledge file, a
-    /// log): what a writer that does not lock appends to the old file
-    /// after the last look is carried over to the new one. Off for a file
-    /// whose content must parse as a whole (settings).
+    /// log), and the new bytes are what was read with more at its end:
+    /// bytes a writer that does not lock appended since the read are kept
+    /// after the new ones instead of counting as a change, and what it
+    /// appends to the old file after the last look is carried over to the
+    /// new one. Off for a file whose content must parse as a whole
+    /// (settings).
     pub carry_appends: bool,
 }
 
@@ -471,18 +476,32 @@ pub fn replace(
         Some((now, old)) => (Some(now), Some(old)),
         None => (None, None),
     };
-    let same = match (&now, expected) {
-        (None, None) => true,
-        (Some(now), Some(expected)) => {
-            now.identity == expected.identity && now.bytes == expected.bytes
+    // What a writer that does not lock appended since the caller read the
+    // file (only where appends are carried over): kept after the new bytes.
+    let appended = match (&now, expected) {
+        (None, None) => Some(&[][..]),
+        (Some(now), Some(expected))
+            if now.identity == expected.identity && now.bytes == expected.bytes =>
+        {
+            Some(&[][..])
         }
-        _ => false,
+        (Some(now), Some(expected)) if how.carry_appends => {
+            appended_since(expected, &now.identity, &now.bytes)
+        }
+        _ => None,
     };
-    if !same {
+    let Some(appended) = appended else {
         return Err(SafeFileError::Changed {
             path: path.to_path_buf(),
         });
-    }
+    };
+    let with_appended;
+    let new = if appended.is_empty() {
+        new
+    } else {
+        with_appended = [new, appended].concat();
+        &with_appended[..]
+    };
     let (mode, gid) = match &now {
         Some(now) => (now.mode, Some(now.gid)),
         None => (how.new_mode, None),
@@ -510,10 +529,20 @@ pub fn replace(
         });
     }
     if let Some(check) = how.check {
-        check(&back).map_err(|why| SafeFileError::Unreadable {
-            path: path.to_path_buf(),
-            why,
-        })?;
+        if let Err(why) = check(&back) {
+            // What another program appended may be what does not read: the
+            // caller decides again.
+            return Err(if appended.is_empty() {
+                SafeFileError::Unreadable {
+                    path: path.to_path_buf(),
+                    why,
+                }
+            } else {
+                SafeFileError::Changed {
+                    path: path.to_path_buf(),
+                }
+            });
+        }
     }
     let mut done = Replaced::default();
     if how.back_up {
@@ -523,7 +552,12 @@ pub fn replace(
     }
     // Last look before the rename: a writer that does not lock (an editor,
     // a shell's `>>`) may have changed the file since it was read.
-    if !unchanged(path, now.as_ref())? {
+    // Appends made meanwhile are carried over after the rename.
+    let only_appended = || match (&now, &old) {
+        (Some(now), Some(old)) if how.carry_appends => only_appended_to(path, old, now),
+        _ => Ok(false),
+    };
+    if !unchanged(path, now.as_ref())? && !only_appended()? {
         return Err(SafeFileError::Changed {
             path: path.to_path_buf(),
         });
@@ -573,6 +607,38 @@ pub fn remove(path: &Path, expected: &Current) -> Result<PathBuf, SafeFileError>
     std::fs::remove_file(path).map_err(SafeFileError::io("cannot remove", path))?;
     let _ = lock.sync();
     Ok(backup)
+}
+
+/// What was appended to the file read as `was`, now `identity` with
+/// `bytes`: `None` when it is another file or was changed otherwise.
+fn appended_since<'a>(was: &Current, identity: &Identity, bytes: &'a [u8]) -> Option<&'a [u8]> {
+    let same_file = (identity.dev, identity.ino) == (was.identity.dev, was.identity.ino);
+    (same_file && bytes.len() >= was.bytes.len() && bytes.starts_with(&was.bytes))
+        .then(|| &bytes[was.bytes.len()..])
+}
+
+/// Whether the file at `path` is still `old`, read as `was`, with only
+/// bytes appended to it since (their being carried over is then enough).
+fn only_appended_to(path: &Path, old: &File, was: &Current) -> Result<bool, SafeFileError> {
+    use std::os::unix::fs::FileExt;
+    let meta = match std::fs::symlink_metadata(path) {
+        Ok(meta) => meta,
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(false),
+        Err(err) => return Err(SafeFileError::io("cannot be read", path)(err)),
+    };
+    let open = old
+        .metadata()
+        .map_err(SafeFileError::io("cannot be read", path))?;
+    if !meta.is_file() || (meta.dev(), meta.ino()) != (open.dev(), open.ino()) {
+        return Ok(false);
+    }
+    if meta.len() < was.bytes.len() as u64 {
+        return Ok(false);
+    }
+    let mut head = vec![0; was.bytes.len()];
+    old.read_exact_at(&mut head, 0)
+        .map_err(SafeFileError::io("cannot be read", path))?;
+    Ok(head == was.bytes)
 }
 
 /// Carries over to the new file at `path` what a writer that does not
@@ -924,6 +990,52 @@ mod tests {
         })
         .unwrap();
         assert_eq!(updated.written.as_deref(), Some(&b"a\nb\nc\n"[..]));
+    }
+
+    #[test]
+    fn where_appends_are_carried_what_was_appended_since_the_read_is_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("l.yaml");
+        std::fs::write(&path, "a\n").unwrap();
+        let current = read(&path).unwrap().unwrap();
+        let append = |bytes: &[u8]| {
+            std::fs::OpenOptions::new()
+                .append(true)
+                .open(&path)
+                .unwrap()
+                .write_all(bytes)
+                .unwrap()
+        };
+        append(b"theirs\n");
+        let carry = Replace {
+            carry_appends: true,
+            ..Replace::default()
+        };
+        replace(&path, Some(&current), b"a\nmine\n", &carry).unwrap();
+        assert_eq!(std::fs::read(&path).unwrap(), b"a\nmine\ntheirs\n");
+        // What was changed otherwise than by appending is still a change.
+        let current = read(&path).unwrap().unwrap();
+        std::fs::write(&path, "a\nedited\ntheirs\nmore\n").unwrap();
+        let err = replace(&path, Some(&current), b"x\n", &carry).unwrap_err();
+        assert!(matches!(err, SafeFileError::Changed { .. }), "{err}");
+        let current = read(&path).unwrap().unwrap();
+        std::fs::OpenOptions::new()
+            .write(true)
+            .open(&path)
+            .unwrap()
+            .write_all(b"b\nmine\ntheirs\nmore\nlonger\n")
+            .unwrap();
+        let err = replace(&path, Some(&current), b"x\n", &carry).unwrap_err();
+        assert!(matches!(err, SafeFileError::Changed { .. }), "{err}");
+        // The last look: the old file grew by appending only.
+        let current = read(&path).unwrap().unwrap();
+        let (_, old) = read_open(&path).unwrap().unwrap();
+        assert!(only_appended_to(&path, &old, &current).unwrap());
+        append(b"late\n");
+        assert!(only_appended_to(&path, &old, &current).unwrap());
+        std::fs::write(dir.path().join("other"), &current.bytes).unwrap();
+        std::fs::rename(dir.path().join("other"), &path).unwrap();
+        assert!(!only_appended_to(&path, &old, &current).unwrap());
     }
 
     #[test]
