@@ -106,12 +106,28 @@ pub fn precision_bar(off: f64, oracle: Option<f64>, ideal: Option<f64>) -> Optio
     })
 }
 
-/// Issue 33's bars for one team, from the arms that ran; empty unless
-/// `off` and `evaluate` both did.
+/// Issue 33's bars for one team, from the arms that ran: empty without
+/// `evaluate`; without `off`, only direct feedback's, which reads the
+/// evaluator alone.
 pub fn bars(arms: &[Summary]) -> Vec<Bar> {
     let find = |arm: Arm| arms.iter().find(|s| s.arm == arm);
-    let (Some(off), Some(eval)) = (find(Arm::Off), find(Arm::Evaluate)) else {
+    let Some(eval) = find(Arm::Evaluate) else {
         return Vec::new();
+    };
+    let precision = |s: &Summary| s.per_seed.iter().map(|p| p.0).collect::<Vec<f64>>();
+    let recall = |s: &Summary| s.per_seed.iter().map(|p| p.1).collect::<Vec<f64>>();
+    let feedback = find(Arm::Feedback).map(|feedback| Bar {
+        what: format!(
+            "feedback {:.3} / {:.3} >= evaluate's (paired: {} / {})",
+            feedback.precision,
+            feedback.recall,
+            paired_text(&precision(eval), &precision(feedback)),
+            paired_text(&recall(eval), &recall(feedback))
+        ),
+        holds: feedback.precision >= eval.precision && feedback.recall >= eval.recall,
+    });
+    let Some(off) = find(Arm::Off) else {
+        return feedback.into_iter().collect();
     };
     let mut out = Vec::new();
     let oracle = find(Arm::Oracle).map(|s| s.precision);
@@ -149,8 +165,6 @@ pub fn bars(arms: &[Summary]) -> Vec<Bar> {
             holds: eval.precision >= bar,
         });
     }
-    let precision = |s: &Summary| s.per_seed.iter().map(|p| p.0).collect::<Vec<f64>>();
-    let recall = |s: &Summary| s.per_seed.iter().map(|p| p.1).collect::<Vec<f64>>();
     out.push(Bar {
         what: format!(
             "recall {:.3} >= off's {:.3} (paired: {})",
@@ -160,18 +174,7 @@ pub fn bars(arms: &[Summary]) -> Vec<Bar> {
         ),
         holds: eval.recall >= off.recall,
     });
-    if let Some(feedback) = find(Arm::Feedback) {
-        out.push(Bar {
-            what: format!(
-                "feedback {:.3} / {:.3} >= evaluate's (paired: {} / {})",
-                feedback.precision,
-                feedback.recall,
-                paired_text(&precision(eval), &precision(feedback)),
-                paired_text(&recall(eval), &recall(feedback))
-            ),
-            holds: feedback.precision >= eval.precision && feedback.recall >= eval.recall,
-        });
-    }
+    out.extend(feedback);
     let two_thirds = |n: usize| (2 * n).div_ceil(3);
     let stale = eval.stale_each.len();
     out.push(Bar {

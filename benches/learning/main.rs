@@ -68,7 +68,9 @@
 //! `MEMD_BENCH_SEMANTIC=off` runs the daemons with the semantic tier off;
 //! `MEMD_BENCH_DECIDE=on` with the decision to show on prompts (`[query]
 //! decide`, off by default). After a team's arms, the bench says which of
-//! issue 33's bars hold ([`bars`]), where `off` and `evaluate` both ran.
+//! issue 33's bars hold ([`bars`]), where `off` and `evaluate` both ran
+//! (with `evaluate` and `feedback` alone, feedback's against the
+//! evaluator, seed by seed).
 
 mod bars;
 #[path = "../corpus/mod.rs"]
