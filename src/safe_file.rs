@@ -960,18 +960,24 @@ mod tests {
         assert_eq!(std::fs::read(backup).unwrap(), b"theirs now");
     }
 
+    /// Appends `bytes` to `path` as another program does, without memd's
+    /// lock.
+    fn append(path: &Path, bytes: &[u8]) {
+        std::fs::OpenOptions::new()
+            .append(true)
+            .open(path)
+            .unwrap()
+            .write_all(bytes)
+            .unwrap();
+    }
+
     #[test]
     fn a_file_changed_since_it_was_read_is_not_replaced() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("l.yaml");
         std::fs::write(&path, "a\n").unwrap();
         let current = read(&path).unwrap().unwrap();
-        std::fs::OpenOptions::new()
-            .append(true)
-            .open(&path)
-            .unwrap()
-            .write_all(b"b\n")
-            .unwrap();
+        append(&path, b"b\n");
         let err = replace(&path, Some(&current), b"c\n", &Replace::default()).unwrap_err();
         assert!(matches!(err, SafeFileError::Changed { .. }), "{err}");
         assert_eq!(std::fs::read(&path).unwrap(), b"a\nb\n");
@@ -998,15 +1004,7 @@ mod tests {
         let path = dir.path().join("l.yaml");
         std::fs::write(&path, "a\n").unwrap();
         let current = read(&path).unwrap().unwrap();
-        let append = |bytes: &[u8]| {
-            std::fs::OpenOptions::new()
-                .append(true)
-                .open(&path)
-                .unwrap()
-                .write_all(bytes)
-                .unwrap()
-        };
-        append(b"theirs\n");
+        append(&path, b"theirs\n");
         let carry = Replace {
             carry_appends: true,
             ..Replace::default()
@@ -1031,7 +1029,7 @@ mod tests {
         let current = read(&path).unwrap().unwrap();
         let (_, old) = read_open(&path).unwrap().unwrap();
         assert!(only_appended_to(&path, &old, &current).unwrap());
-        append(b"late\n");
+        append(&path, b"late\n");
         assert!(only_appended_to(&path, &old, &current).unwrap());
         std::fs::write(dir.path().join("other"), &current.bytes).unwrap();
         std::fs::rename(dir.path().join("other"), &path).unwrap();
