@@ -246,6 +246,34 @@ struct TagScoreBeforeUnit {
     trial: bool,
 }
 
+/// A tag score as stored before it kept the balance of its verdicts since
+/// a run against it ([`TagScore::balance`]); read as owing nothing.
+#[derive(Deserialize)]
+struct TagScoreBeforeBalance {
+    score: f64,
+    positive: u32,
+    negative: u32,
+    held: u32,
+    trial: bool,
+    weights: f64,
+    verdicts: f64,
+}
+
+impl From<TagScoreBeforeBalance> for TagScore {
+    fn from(old: TagScoreBeforeBalance) -> TagScore {
+        TagScore {
+            score: old.score,
+            positive: old.positive,
+            negative: old.negative,
+            held: old.held,
+            trial: old.trial,
+            weights: old.weights,
+            verdicts: old.verdicts,
+            balance: 0,
+        }
+    }
+}
+
 impl From<TagScoreBeforeHeld> for TagScore {
     fn from(old: TagScoreBeforeHeld) -> TagScore {
         TagScore::from(TagScoreBeforeTrial {
@@ -274,7 +302,7 @@ impl From<TagScoreBeforeUnit> for TagScore {
         // The EMA of one per verdict over its verdicts, from 0; with each
         // weighing 1.0, the weights' is the same.
         let verdicts = 1.0 - (1.0 - EMA_ALPHA).powf(f64::from(old.positive + old.negative));
-        TagScore {
+        TagScore::from(TagScoreBeforeBalance {
             score: old.score,
             positive: old.positive,
             negative: old.negative,
@@ -282,7 +310,7 @@ impl From<TagScoreBeforeUnit> for TagScore {
             trial: old.trial,
             weights: verdicts,
             verdicts,
-        }
+        })
     }
 }
 
@@ -290,6 +318,7 @@ impl From<TagScoreBeforeUnit> for TagScore {
 /// layout is a prefix of a newer one, so it fails to decode as one).
 fn decode_tag_score(bytes: &[u8]) -> Option<TagScore> {
     decode_layout::<TagScore, _>(bytes)
+        .or_else(|| decode_layout::<TagScoreBeforeBalance, _>(bytes))
         .or_else(|| decode_layout::<TagScoreBeforeUnit, _>(bytes))
         .or_else(|| decode_layout::<TagScoreBeforeTrial, _>(bytes))
         .or_else(|| decode_layout::<TagScoreBeforeHeld, _>(bytes))
@@ -1158,9 +1187,23 @@ mod tests {
         };
         let read = decode_tag_score(&postcard::to_allocvec(&before_unit).unwrap()).unwrap();
         assert_eq!((read.held, read.trial, read.unit()), (7, true, 1.0));
-        let now = TagScore {
+        #[derive(Serialize)]
+        struct BeforeBalance {
+            before: BeforeUnit,
+            weights: f64,
+            verdicts: f64,
+        }
+        let before_balance = BeforeBalance {
+            before: before_unit,
             weights: 1.4,
             verdicts: 0.9,
+        };
+        let read = decode_tag_score(&postcard::to_allocvec(&before_balance).unwrap()).unwrap();
+        // Read as owing nothing: a trial is confirmed by its next relevant
+        // verdict, as it was when it was stored.
+        assert_eq!((read.trial, read.weights, read.balance), (true, 1.4, 0));
+        let now = TagScore {
+            balance: -2,
             ..read
         };
         assert_eq!(

@@ -675,8 +675,9 @@ fn auto_pin_and_unpin_happen_at_the_seed_thresholds() {
     assert!(pinned().is_null(), "{}", pinned());
     // Mixed verdicts: relevant in 14 of the context's 17 sessions (a pin
     // needs 80%), ending at 0.568, between the unpin line and the
-    // relevance rule's 0.6, and not on trial (the last relevant verdict
-    // confirms the one before, which lifted it from the filter).
+    // relevance rule's 0.6. Filtered after three verdicts against it and
+    // lifted by two for it since, it is on trial, one relevant verdict
+    // owed.
     let verdicts = std::iter::repeat_n("--relevant", 11).chain([
         "--irrelevant",
         "--relevant",
@@ -693,6 +694,16 @@ fn auto_pin_and_unpin_happen_at_the_seed_thresholds() {
     shown(16);
     daemon.recorded();
     assert_eq!(pinned(), "auto for [ci, linux]", "the next match pins it");
+    // On trial it is a re-check, shown on a strong match only; the owed
+    // verdict confirms it (0.998), and it is kept.
+    let log = daemon.json(&["log", "L-1"]);
+    let line = &log["ok"]["log"][0]["tags"][0];
+    assert_eq!(
+        (&line["trial"], &line["to_confirm"]),
+        (&true.into(), &1.into()),
+        "{log}"
+    );
+    daemon.json(&["feedback", "L-1", "--relevant", "--tags", "ci,linux"]);
     let recorder = daemon.json(&["status"])["ok"]["status"]["recorder"].clone();
     assert_eq!(
         (recorder["recorded"].as_u64(), recorder["dropped"].as_u64()),

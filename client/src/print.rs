@@ -207,7 +207,11 @@ pub fn log_entry(e: &LogEntry) -> String {
             String::new()
         };
         if t.trial {
-            held.push_str("  on trial (relevant once since filtered)");
+            let _ = write!(
+                held,
+                "  on trial (relevant since filtered; {} more relevant to confirm)",
+                t.to_confirm.max(1)
+            );
         }
         let _ = writeln!(
             text,

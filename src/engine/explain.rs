@@ -707,8 +707,8 @@ fn lesson(
             let all = assessment.every_showing.unwrap_or_default();
             let (state, why) = if all.trial {
                 (
-                    format!("is on trial: it was below {line}, and one judged session since found it relevant ({})", figures(&all)),
-                    "one verdict is as likely the judge's error as a change, so until the next confirms it, it is still a re-check",
+                    format!("is on trial: it was below {line}, and a judged session since found it relevant ({})", figures(&all)),
+                    "one verdict is as likely the judge's error as a change, so until the verdicts since the run against it began are on balance for it, it is still a re-check",
                 )
             } else {
                 (
@@ -724,7 +724,10 @@ fn lesson(
             )
         }
         TagVerdict::Probation(b) if deciding.trial => format!(
-            "{over}: on trial: it was filtered {which}, and one judged session since found it relevant; until the next confirms it, it is shown only on a task match of {}, after the lessons that are kept ({})",
+            "{over}: on trial: it was filtered {which}, and a judged session since found it relevant; until {} more {} it (memd: the verdicts since the run against it began, at most {} of them against it, on balance for it), it is shown only on a task match of {}, after the lessons that are kept ({})",
+            deciding.to_confirm.ceil().max(1.0),
+            if deciding.to_confirm.ceil() > 1.0 { "confirm" } else { "confirms" },
+            tag_relevance::MIN_EVALS_FOR_FILTER,
             recheck_band(assessment),
             boost(b)
         ),

@@ -74,6 +74,10 @@ pub const MIN_EVALS_FOR_FILTER: f64 = 3.0;
 /// A lesson is filtered when its average is below this (memd: or below
 /// the lower line a noisy judge gives, [`super::noise`]).
 pub const NEGATIVE_SCORE_THRESHOLD: f64 = -0.1;
+/// memd: how far a run of verdicts against an item is counted
+/// ([`TagScore::balance`]): the seed's evidence to filter.
+const BALANCE_FLOOR: i32 = MIN_EVALS_FOR_FILTER as i32;
+
 /// Boost/penalty weight applied to the ranking score.
 pub const RELEVANCE_WEIGHT: f64 = 0.01;
 
@@ -138,15 +142,18 @@ pub struct TagScore {
     /// Prompts since the last judgement that the item matched but was
     /// held back from, filtered on this evidence: how old the evidence is.
     pub held: u32,
-    /// memd: lifted over the filter line by one relevant verdict while it
+    /// memd: lifted over the filter line by a relevant verdict while it
     /// was filtered. On trial the item stays a re-check
-    /// ([`TagVerdict::Probation`]) until its next judgement: relevant again
-    /// confirms it, irrelevant filters it again. One verdict against a
+    /// ([`TagVerdict::Probation`]) until a relevant verdict leaves its
+    /// [`TagScore::balance`] even: the verdicts since the run against it
+    /// began are then on balance for it, and it is kept. A verdict that
+    /// takes it below the line filters it again. One verdict against a
     /// record that filtered it is as likely the judge's error as a change;
     /// the seed's EMA alone would keep the item on that one verdict.
     /// Measured (the learning bench, eight seeds, evaluator): a lesson gone
-    /// stale in a drift last shown as a kept one at session 23 without,
-    /// 11 with.
+    /// stale in a drift last shown as a kept one at session 23 without a
+    /// trial, 11 with one confirmed by the next relevant verdict; BENCHMARKS.md
+    /// for the balance.
     pub trial: bool,
     /// memd: the weights of the verdicts behind `score`, averaged the way
     /// the score averages them (the seed's EMA, from 0, of each verdict's
@@ -155,6 +162,19 @@ pub struct TagScore {
     pub weights: f64,
     /// memd: the same average of one per verdict.
     pub verdicts: f64,
+    /// memd: judged sessions for it minus those against it since its
+    /// latest run of verdicts against it began, each counted alike: never
+    /// above 0 while it is kept (a relevant verdict pays off what a run
+    /// against it left, no more), never below minus the seed's
+    /// [`MIN_EVALS_FOR_FILTER`]. A trial is confirmed by a relevant
+    /// verdict that leaves it at 0 ([`TagScore::trial`]): a lesson filtered
+    /// after two verdicts against it (as likely the judge's errors) is
+    /// kept again after two for it, as before; one that needed three to
+    /// filter (a record that had helped for long, as a lesson gone stale
+    /// has) after three. Two wrong verdicts in a row, which a noisy judge
+    /// gives often enough over a lesson's re-checks, no longer bring a
+    /// stale lesson back.
+    pub balance: i32,
 }
 
 impl TagScore {
@@ -182,11 +202,38 @@ impl TagScore {
             trial: false,
             weights: self.weights * (1.0 - EMA_ALPHA) + EMA_ALPHA * weight,
             verdicts: self.verdicts * (1.0 - EMA_ALPHA) + EMA_ALPHA,
+            balance: 0,
+        };
+        let filtered = self.filtered_at(line);
+        let doubted = filtered || self.trial;
+        let step = i32::from(raw > 0.0) - i32::from(raw < 0.0);
+        let balance = (self.balance + step).max(-BALANCE_FLOOR);
+        let trial = if filtered {
+            raw > 0.0 && next.level() >= line
+        } else if self.trial {
+            next.level() >= line && !(raw > 0.0 && balance >= 0)
+        } else {
+            false
+        };
+        let balance = if !doubted {
+            balance.min(0)
+        } else if trial || next.filtered_at(line) {
+            balance
+        } else {
+            // Confirmed: kept, and nothing owed.
+            0
         };
         TagScore {
-            trial: self.filtered_at(line) && raw > 0.0 && next.level() >= line,
+            trial,
+            balance,
             ..next
         }
+    }
+
+    /// Relevant verdicts a trial still needs to be confirmed
+    /// ([`TagScore::balance`]).
+    pub fn to_confirm(&self) -> u32 {
+        self.balance.min(-1).unsigned_abs()
     }
 
     /// The mean weight of the verdicts behind the score, as the EMA weighs
@@ -266,6 +313,9 @@ pub struct Evidence {
     pub held: f64,
     /// Most of its evidence (by weight) is on trial ([`TagScore::trial`]).
     pub trial: bool,
+    /// Relevant verdicts its tags on trial still need to be confirmed
+    /// ([`TagScore::to_confirm`]; their weighted mean, 0 when none is).
+    pub to_confirm: f64,
     /// memd: filtered on its own record in a context before the seed's
     /// three judged sessions there ([`MIN_EVALS_EARLY`]): how likely it
     /// is to be relevant there, before its verdicts and after them.
@@ -334,6 +384,7 @@ struct Sums {
     held: f64,
     held_weight: f64,
     trial_weight: f64,
+    to_confirm: f64,
 }
 
 impl Sums {
@@ -347,7 +398,10 @@ impl Sums {
             self.positive += w * f64::from(s.positive);
             self.held += w * f64::from(s.held);
             self.held_weight += w;
-            self.trial_weight += if s.trial { w } else { 0.0 };
+            if s.trial {
+                self.trial_weight += w;
+                self.to_confirm += w * f64::from(s.to_confirm());
+            }
         }
     }
 
@@ -364,6 +418,11 @@ impl Sums {
                 0.0
             },
             trial: held_w > 0.0 && 2.0 * self.trial_weight > held_w,
+            to_confirm: if self.trial_weight > 0.0 {
+                self.to_confirm / self.trial_weight
+            } else {
+                0.0
+            },
             early: None,
         }
     }
@@ -626,6 +685,7 @@ mod tests {
             trial: false,
             weights: 0.0,
             verdicts: 0.0,
+            balance: 0,
         }
     }
 
@@ -732,6 +792,7 @@ mod tests {
             positive: evals,
             held: 0.0,
             trial: false,
+            to_confirm: 0.0,
             early: None,
         }
     }
@@ -842,6 +903,63 @@ mod tests {
             },
         ]);
         assert!(!e.trial);
+    }
+
+    #[test]
+    fn a_trial_is_confirmed_once_the_verdicts_since_the_run_against_it_are_on_balance_for_it() {
+        let run = |s: TagScore, verdicts: &[f64]| {
+            verdicts
+                .iter()
+                .fold(s, |s, &raw| s.record(raw, EVALUATOR_WEIGHT))
+        };
+        // A record that had helped for long: three verdicts against it to
+        // filter it (0.9 -> 0.33 -> -0.069 -> -0.348).
+        let stale = run(score(0.9, 10, 0), &[-1.0, -1.0, -1.0]);
+        close(stale.score, -0.3483);
+        assert_eq!((stale.balance, stale.trial), (-3, false));
+        assert_eq!(verdict(evidence([one(stale)])), TagVerdict::Filtered);
+        // Two wrong verdicts in a row lift it well over the line, but it
+        // stays on trial: one more relevant verdict is owed.
+        let lifted = run(stale, &[1.0, 1.0]);
+        close(lifted.score, 0.3393);
+        assert_eq!(
+            (lifted.balance, lifted.trial, lifted.to_confirm()),
+            (-1, true, 1)
+        );
+        assert!(matches!(
+            verdict(evidence([one(lifted)])),
+            TagVerdict::Probation(_)
+        ));
+        // An irrelevant verdict that leaves it over the line keeps it on
+        // trial (0.3393 -> -0.0625), owing two again.
+        let doubted = run(lifted, &[-1.0]);
+        assert_eq!((doubted.balance, doubted.trial), (-2, true));
+        // The third relevant verdict since the run confirms it: kept, and
+        // nothing owed.
+        let kept = run(lifted, &[1.0]);
+        assert_eq!((kept.balance, kept.trial), (0, false));
+        assert!(matches!(
+            verdict(evidence([one(kept)])),
+            TagVerdict::Boost(_)
+        ));
+        // Filtered after two verdicts against it, two for it confirm it.
+        let two = run(score(0.3, 3, 0), &[-1.0, -1.0]);
+        assert_eq!(two.balance, -2);
+        let back = run(two, &[1.0, 1.0]);
+        assert_eq!((back.balance, back.trial), (0, false));
+        // While kept, a relevant verdict pays off a run against it, no more;
+        // and a long run against it counts no more than the seed's three.
+        assert_eq!(run(score(0.9, 10, 0), &[-1.0, 1.0, 1.0]).balance, 0);
+        let long = run(score(-0.5, 0, 5), &[-1.0; 8]);
+        assert_eq!(long.balance, -3);
+        assert!(!run(long, &[1.0; 6]).trial);
+    }
+
+    fn one(s: TagScore) -> TagEvidence {
+        TagEvidence {
+            weight: 1.0,
+            score: Some(s),
+        }
     }
 
     #[test]

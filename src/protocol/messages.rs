@@ -335,9 +335,12 @@ pub struct TagLine {
     /// Prompts it was held back from since it was last judged.
     #[serde(default)]
     pub held: u32,
-    /// Judged relevant once since it was filtered, not yet confirmed.
+    /// Judged relevant since it was filtered, not yet confirmed.
     #[serde(default)]
     pub trial: bool,
+    /// On trial: relevant verdicts still needed to confirm it.
+    #[serde(default)]
+    pub to_confirm: u32,
 }
 
 /// What has been learned about one item.
