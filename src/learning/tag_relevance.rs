@@ -41,9 +41,10 @@
 //! - a filtered item gets another chance ([`TagVerdict::Probation`]) once
 //!   it has been held back from enough prompts it matched well since it was
 //!   last judged ([`probation_wait`]); the more its verdicts are against
-//!   it on balance, the longer it waits. A re-check judged relevant once
-//!   stays a re-check until a second judgement confirms it
-//!   ([`TagScore::trial`]). On a prompt that shows a change in the context
+//!   it on balance, the longer it waits. A re-check judged relevant stays
+//!   a re-check until the verdicts since the run against it began (at
+//!   most three of those) are on balance for it ([`TagScore::trial`],
+//!   [`TagScore::balance`]). On a prompt that shows a change in the context
 //!   (a lesson that had helped there is filtered there now,
 //!   [`super::state::Assessment::turned`]), a filtered item whose evidence
 //!   there is older than the change ([`super::state::Assessment::held`])
