@@ -724,9 +724,12 @@ fn lesson(
             )
         }
         TagVerdict::Probation(b) if deciding.trial => format!(
-            "{over}: on trial: it was filtered {which}, and a judged session since found it relevant; until {} more {} it (memd: the verdicts since the run against it began, at most {} of them against it, on balance for it), it is shown only on a task match of {}, after the lessons that are kept ({})",
-            deciding.to_confirm.ceil().max(1.0),
-            if deciding.to_confirm.ceil() > 1.0 { "confirm" } else { "confirms" },
+            "{over}: on trial: it was filtered {which}, and a judged session since found it relevant; until {} (memd: the verdicts since the run against it began, at most {} of them against it, on balance for it), it is shown only on a task match of {}, after the lessons that are kept ({})",
+            if deciding.to_confirm > 1.0 {
+                format!("{} more relevant verdicts confirm it", deciding.to_confirm.ceil())
+            } else {
+                "one more relevant verdict confirms it".to_string()
+            },
             tag_relevance::MIN_EVALS_FOR_FILTER,
             recheck_band(assessment),
             boost(b)
