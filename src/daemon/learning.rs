@@ -328,7 +328,7 @@ pub fn entry(engine: &crate::engine::Engine, learned: &Learned, id: &str) -> Log
                     negative: s.negative,
                     held: s.held,
                     trial: s.trial,
-                    to_confirm: if s.trial { s.to_confirm() } else { 0 },
+                    to_confirm: s.to_confirm(),
                 })
                 .collect()
         })

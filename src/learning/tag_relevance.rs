@@ -232,9 +232,13 @@ impl TagScore {
     }
 
     /// Relevant verdicts a trial still needs to be confirmed
-    /// ([`TagScore::balance`]).
+    /// ([`TagScore::balance`]); 0 off trial.
     pub fn to_confirm(&self) -> u32 {
-        self.balance.min(-1).unsigned_abs()
+        if self.trial {
+            self.balance.min(-1).unsigned_abs()
+        } else {
+            0
+        }
     }
 
     /// The mean weight of the verdicts behind the score, as the EMA weighs
