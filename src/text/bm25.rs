@@ -475,16 +475,22 @@ impl TextIndex {
                 if !d.alive {
                     continue;
                 }
-                // The fields it occurs in, in field order (the order the
-                // sum is taken in, so the same bits whichever way).
-                let mut weighted = 0f32;
-                let mut bits = fields;
-                while bits != 0 {
-                    let f = bits.trailing_zeros() as usize;
-                    bits &= bits - 1;
-                    weighted += norms.weighted(f, d.lens[f], tf.get(f));
-                }
-                let credit = (weighted * (K1 + 1.0) / (K1 + weighted)).min(1.0);
+                let credit = if fields.is_power_of_two() {
+                    // One field (most postings): its credit, kept.
+                    let f = fields.trailing_zeros() as usize;
+                    norms.credit(f, d.lens[f], tf.get(f))
+                } else {
+                    // The fields it occurs in, in field order (the order
+                    // the sum is taken in, so the same bits whichever way).
+                    let mut weighted = 0f32;
+                    let mut bits = fields;
+                    while bits != 0 {
+                        let f = bits.trailing_zeros() as usize;
+                        bits &= bits - 1;
+                        weighted += norms.weighted(f, d.lens[f], tf.get(f));
+                    }
+                    saturated(weighted)
+                };
                 let slot = &mut scores[doc as usize];
                 if *slot == 0.0 {
                     matched.push(doc);
@@ -512,11 +518,15 @@ const KEPT_LENGTHS: usize = 256;
 /// over its length norm `1 - b + b len / avg`, for a count of one
 /// (most postings), computed the first time a query meets that length in
 /// that field (a prompt's postings share few lengths) and then looked up;
-/// the same operations as computed each time, so the same bits.
+/// the same operations as computed each time, so the same bits. So is the
+/// credit of a term that occurs once in one field alone (most postings).
 struct FieldNorms {
     avg: [f32; FIELDS],
     /// `[field][length]`, 0 until computed (a weight is never 0).
     once: Box<[[f32; KEPT_LENGTHS]; FIELDS]>,
+    /// `[field][length]`: the credit of one occurrence in that field alone,
+    /// 0 until computed (a credit is never 0).
+    credit_once: Box<[[f32; KEPT_LENGTHS]; FIELDS]>,
 }
 
 impl FieldNorms {
@@ -524,7 +534,26 @@ impl FieldNorms {
         FieldNorms {
             avg,
             once: Box::new([[0.0; KEPT_LENGTHS]; FIELDS]),
+            credit_once: Box::new([[0.0; KEPT_LENGTHS]; FIELDS]),
         }
+    }
+
+    /// The credit of a term that occurs `count` times in field `f` alone,
+    /// `len` long: [`saturated`] of its weight (`0 + weight`, as the sum
+    /// over fields gives it).
+    #[inline(always)]
+    fn credit(&mut self, f: usize, len: u16, count: u32) -> f32 {
+        if count == 1 {
+            if let Some(&kept) = self.credit_once[f].get(usize::from(len)) {
+                if kept != 0.0 {
+                    return kept;
+                }
+                let credit = saturated(0f32 + self.weighted(f, len, 1));
+                self.credit_once[f][usize::from(len)] = credit;
+                return credit;
+            }
+        }
+        saturated(0f32 + self.weighted(f, len, count))
     }
 
     /// Field `f`'s weight for `count` occurrences in a field `len` long.
@@ -541,6 +570,13 @@ impl FieldNorms {
         }
         FIELD_WEIGHTS[f] * count as f32 / length_norm(len, self.avg[f])
     }
+}
+
+/// A term's credit for its BM25F weight `weighted`: the saturation
+/// `tf'(k1+1)/(k1+tf')`, capped at 1.
+#[inline(always)]
+fn saturated(weighted: f32) -> f32 {
+    (weighted * (K1 + 1.0) / (K1 + weighted)).min(1.0)
 }
 
 /// BM25's length norm of a field `len` terms long, where fields average
@@ -631,7 +667,8 @@ mod tests {
     #[test]
     fn kept_field_norms_give_the_bits_the_formula_gives() {
         // Counts of one and more, short fields and one longer than the
-        // lengths kept, in several fields at once.
+        // lengths kept, in one field alone (credits kept) and in several
+        // at once.
         let long = "pad ".repeat(KEPT_LENGTHS + 40);
         let mut index = TextIndex::new();
         for i in 0..60 {
