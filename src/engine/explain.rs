@@ -822,6 +822,9 @@ fn lesson(
             }
             lessons::Outcome::Candidate {
                 probation: true, ..
+            } if !on_prompt => "a candidate, on probation: pinned, and what decides keeps it by seed 001's filter line (it is on trial, or its record over every showing filters it), so it is shown at session start as the seed shows a pinned lesson; its verdicts then decide".to_string(),
+            lessons::Outcome::Candidate {
+                probation: true, ..
             } => "a candidate, on probation".to_string(),
             lessons::Outcome::Candidate { .. } => "a candidate".to_string(),
         }

@@ -44,7 +44,10 @@
 //!   it on balance, the longer it waits. A re-check judged relevant stays
 //!   a re-check until the verdicts since the run against it began (at
 //!   most three of those) are on balance for it ([`TagScore::trial`],
-//!   [`TagScore::balance`]). On a prompt that shows a change in the context
+//!   [`TagScore::balance`]); pinned, it is still shown at session start,
+//!   as the seed shows a pinned item its filter keeps
+//!   ([`super::state::Assessment::kept_by_the_line`]). On a prompt that
+//!   shows a change in the context
 //!   (a lesson that had helped there is filtered there now,
 //!   [`super::state::Assessment::turned`]), a filtered item whose evidence
 //!   there is older than the change ([`super::state::Assessment::held`])

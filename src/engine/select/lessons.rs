@@ -388,12 +388,19 @@ pub(in crate::engine) fn judge(
             };
             return Some(judged);
         }
+        // At session start a pinned lesson the line keeps is shown, on
+        // trial or not, as seed 001 shows it.
         TagVerdict::Probation(_)
             if band
                 < judged
                     .assessment
                     .as_deref()
-                    .map_or(PROBATION_SHOW_TASK_POINTS, Assessment::recheck_points) =>
+                    .map_or(PROBATION_SHOW_TASK_POINTS, Assessment::recheck_points)
+                && (on_prompt
+                    || !judged
+                        .assessment
+                        .as_ref()
+                        .is_some_and(|a| a.kept_by_the_line)) =>
         {
             judged.outcome = Outcome::ProbationTooWeak;
             return Some(judged);

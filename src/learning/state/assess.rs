@@ -70,6 +70,13 @@ pub struct Assessment {
     /// memd: where it decided ([`Scope::Pooled`]), its verdicts in every
     /// context it was judged in, read for this one.
     pub pooled: Option<Pooled>,
+    /// memd: what decided keeps it by seed 001's filter line, so that a
+    /// [`TagVerdict::Probation`] is memd's own re-check (the record that
+    /// decided is on trial, [`TagScore::trial`], or the record over every
+    /// showing filters it), not that of a lesson the line filters, shown
+    /// again after its wait. The seed, which has neither, shows such a
+    /// lesson where it is pinned.
+    pub kept_by_the_line: bool,
 }
 
 /// An item's verdicts in every context it was judged in, read for one
@@ -152,6 +159,7 @@ impl Assessment {
                     TeamVerdict::Filtered => {
                         self.verdict = TagVerdict::Filtered;
                         self.decided = Scope::Team;
+                        self.kept_by_the_line = false;
                     }
                     TeamVerdict::Boost(boost) => self.verdict = TagVerdict::Boost(own + boost),
                 }
@@ -222,6 +230,7 @@ impl Learned {
             record: None,
             every_showing: None,
             pooled: None,
+            kept_by_the_line: true,
         }
     }
 
@@ -381,6 +390,22 @@ impl Learned {
             .filter(|_| self.boost_share() >= MIN_OWN_SHARE)
             .map(|key| evidence_over(scores, [key], Match::Weak, |_| 1.0))
             .filter(|all| all.evals >= MIN_EVALS_FOR_FILTER && (all.level < line || all.trial));
+        // Where the line keeps it, a probation is a trial's re-check or the
+        // record over every showing's.
+        let decided_on = match decided {
+            Scope::Here | Scope::Context => Some(deciding),
+            Scope::Elsewhere => Some(elsewhere),
+            Scope::Everywhere => Some(record()),
+            Scope::Pooled | Scope::Team => None,
+        };
+        let kept_by_the_line = decided_on.is_some_and(|e| {
+            let at_once = Evidence {
+                trial: false,
+                held: 0.0,
+                ..e
+            };
+            matches!(verdict_at(at_once, line), TagVerdict::Boost(_))
+        });
         let outcome = match outcome {
             TagVerdict::Boost(boost) if every_showing.is_some() => TagVerdict::Probation(boost),
             outcome => outcome,
@@ -401,6 +426,7 @@ impl Learned {
             record: own_record,
             every_showing,
             pooled,
+            kept_by_the_line,
         }
     }
 
