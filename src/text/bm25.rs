@@ -470,33 +470,7 @@ impl TextIndex {
                 scores = vec![0f32; self.docs.len()];
             }
             let norms = norms.get_or_insert_with(|| FieldNorms::new(avg));
-            for (doc, fields, tf) in p.list.iter() {
-                let d = &self.docs[doc as usize];
-                if !d.alive {
-                    continue;
-                }
-                let credit = if fields.is_power_of_two() {
-                    // One field (most postings): its credit, kept.
-                    let f = fields.trailing_zeros() as usize;
-                    norms.credit(f, d.lens[f], tf.get(f))
-                } else {
-                    // The fields it occurs in, in field order (the order
-                    // the sum is taken in, so the same bits whichever way).
-                    let mut weighted = 0f32;
-                    let mut bits = fields;
-                    while bits != 0 {
-                        let f = bits.trailing_zeros() as usize;
-                        bits &= bits - 1;
-                        weighted += norms.weighted(f, d.lens[f], tf.get(f));
-                    }
-                    saturated(weighted)
-                };
-                let slot = &mut scores[doc as usize];
-                if *slot == 0.0 {
-                    matched.push(doc);
-                }
-                *slot += idf * credit;
-            }
+            self.credit_postings(&p.list, idf, norms, &mut scores, &mut matched);
         }
         if idf_total > 0.0 {
             for &doc in &matched {
@@ -507,6 +481,47 @@ impl TextIndex {
             scores,
             matched,
             parts: None,
+        }
+    }
+}
+
+impl TextIndex {
+    /// Adds `idf` times each live document's credit for one term (its
+    /// postings `list`) to `scores`, noting in `matched` each document met
+    /// for the first time. Out of line from the pass over the terms, so
+    /// that the loop over postings, which most of a query's time is spent
+    /// in, keeps what it reads in registers.
+    #[inline(never)]
+    fn credit_postings(
+        &self,
+        list: &PostingList,
+        idf: f32,
+        norms: &mut FieldNorms,
+        scores: &mut [f32],
+        matched: &mut Vec<DocId>,
+    ) {
+        let docs = self.docs.as_slice();
+        for (doc, fields, tf) in list.iter() {
+            let Some(d) = docs.get(doc as usize) else {
+                continue;
+            };
+            if !d.alive {
+                continue;
+            }
+            let credit = if fields.is_power_of_two() {
+                // One field (most postings): its credit, kept.
+                let f = fields.trailing_zeros() as usize;
+                norms.credit(f, d.lens[f], tf.get(f))
+            } else {
+                norms.credit_over(fields, &d.lens, tf)
+            };
+            let Some(slot) = scores.get_mut(doc as usize) else {
+                continue;
+            };
+            if *slot == 0.0 {
+                matched.push(doc);
+            }
+            *slot += idf * credit;
         }
     }
 }
@@ -554,6 +569,23 @@ impl FieldNorms {
             }
         }
         saturated(0f32 + self.weighted(f, len, count))
+    }
+
+    /// The credit of a term found in several `fields` (bit `f` for field
+    /// `f`), `lens` long, `tf` times in each: the sum of their weights
+    /// taken in field order (the order the formula sums them in, so the
+    /// same bits whichever way), saturated. Out of line: few postings.
+    #[cold]
+    #[inline(never)]
+    fn credit_over(&mut self, fields: u8, lens: &[u16; FIELDS], tf: PackedTf) -> f32 {
+        let mut weighted = 0f32;
+        let mut bits = fields;
+        while bits != 0 {
+            let f = bits.trailing_zeros() as usize;
+            bits &= bits - 1;
+            weighted += self.weighted(f, lens[f], tf.get(f));
+        }
+        saturated(weighted)
     }
 
     /// Field `f`'s weight for `count` occurrences in a field `len` long.
