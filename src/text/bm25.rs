@@ -483,9 +483,7 @@ impl TextIndex {
             parts: None,
         }
     }
-}
 
-impl TextIndex {
     /// Adds `idf` times each live document's credit for one term (its
     /// postings `list`) to `scores`, noting in `matched` each document met
     /// for the first time. Out of line from the pass over the terms, so
