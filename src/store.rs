@@ -873,7 +873,7 @@ impl Store {
                 let (key, value) = entry?;
                 let score = unseal(key.value(), value.value()).and_then(decode_tag_score);
                 if let (Some((item, tag)), Some(score)) = (split(key.value()), score) {
-                    learned.scores_entry(&item).insert(tag, score);
+                    learned.scores_entry(&item).insert(tag.into(), score);
                 }
             }
             for entry in txn.open_table(APPLICATIONS)?.iter()? {

@@ -9,6 +9,7 @@ use serde::Serialize;
 
 use crate::evaluate::{transcript, Judge, JudgeInput, ShownItem};
 use crate::knowledge::view;
+use crate::learning::state::Key;
 use crate::learning::tag_relevance::{TagScore, EVALUATOR_WEIGHT, FEEDBACK_WEIGHT};
 use crate::learning::{
     Application, Applications, Judgement, Learned, LearnedMap, Match, Pin, PinChange, SessionAudit,
@@ -307,7 +308,7 @@ pub fn entry(engine: &crate::engine::Engine, learned: &Learned, id: &str) -> Log
     let item = find(engine, id);
     // A tag's weak-match evidence is listed where verdicts on weak matches
     // made it differ from the tag's own (every other verdict updates both).
-    let same_as_plain = |scores: &LearnedMap<String, TagScore>, tag: &str, s: &TagScore| {
+    let same_as_plain = |scores: &LearnedMap<Key, TagScore>, tag: &str, s: &TagScore| {
         tag.strip_prefix(WEAK_MATCH)
             .and_then(|plain| scores.get(plain))
             .is_some_and(|p| {
@@ -322,7 +323,7 @@ pub fn entry(engine: &crate::engine::Engine, learned: &Learned, id: &str) -> Log
                 .iter()
                 .filter(|(tag, s)| !same_as_plain(scores, tag, s))
                 .map(|(tag, s)| TagLine {
-                    tag: tag.clone(),
+                    tag: tag.to_string(),
                     score: s.score,
                     positive: s.positive,
                     negative: s.negative,

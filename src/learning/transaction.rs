@@ -20,13 +20,13 @@
 use std::collections::BTreeMap;
 
 use super::audit::SessionAudit;
-use super::state::{Applications, HashMap, Judgement, Learned, Pin};
+use super::state::{Applications, HashMap, Judgement, Key, Learned, Pin};
 use super::tag_relevance::TagScore;
 use crate::store::LearnedWrite;
 
 /// An item's learned records as they were before the transaction.
 struct ItemBefore {
-    tag_relevance: Option<HashMap<String, TagScore>>,
+    tag_relevance: Option<HashMap<Key, TagScore>>,
     pins: Option<Vec<Pin>>,
     matches: Option<HashMap<String, u32>>,
     applications: Option<Applications>,
@@ -249,18 +249,18 @@ impl Changes {
         for (item, before) in &tx.items {
             let now = learned.tag_relevance().get(item).unwrap_or(&empty_scores);
             let was = before.tag_relevance.as_ref().unwrap_or(&empty_scores);
-            let mut changed: Vec<(&String, &TagScore)> =
+            let mut changed: Vec<(&Key, &TagScore)> =
                 now.iter().filter(|&(t, s)| was.get(t) != Some(s)).collect();
             changed.sort_by(|a, b| a.0.cmp(b.0));
             out.tag_scores.extend(
                 changed
                     .into_iter()
-                    .map(|(t, s)| (item.clone(), t.clone(), *s)),
+                    .map(|(t, s)| (item.clone(), t.to_string(), *s)),
             );
-            let mut gone: Vec<&String> = was.keys().filter(|t| !now.contains_key(*t)).collect();
+            let mut gone: Vec<&Key> = was.keys().filter(|t| !now.contains_key(*t)).collect();
             gone.sort();
             out.tag_scores_removed
-                .extend(gone.into_iter().map(|t| (item.clone(), t.clone())));
+                .extend(gone.into_iter().map(|t| (item.clone(), t.to_string())));
             let pins = learned.pins().get(item).map_or(&[][..], Vec::as_slice);
             if pins != before.pins.as_deref().unwrap_or(&[]) {
                 out.pins.push((item.clone(), pins.to_vec()));

@@ -6,7 +6,8 @@
 //! decides ([`crate::learning::tag_relevance::verdict_scoped`]).
 
 use super::{
-    context_record, has_weak_evidence, HashMap, Learned, Match, ELSEWHERE, EVERYWHERE, WEAK_MATCH,
+    context_record, has_weak_evidence, HashMap, Key, Learned, Match, ELSEWHERE, EVERYWHERE,
+    WEAK_MATCH,
 };
 use crate::learning::noise::MIN_OWN_SHARE;
 use crate::learning::tag_relevance::{
@@ -173,7 +174,7 @@ impl Assessment {
 /// [`evidence`] over `tags` from an item's per-tag `scores` as showings
 /// like `read` have them ([`Match::key`]), each tag weighing `weight(tag)`.
 fn evidence_over<'a>(
-    scores: Option<&HashMap<String, TagScore>>,
+    scores: Option<&HashMap<Key, TagScore>>,
     tags: impl IntoIterator<Item = &'a str>,
     read: Match,
     weight: impl Fn(&str) -> f64,

@@ -4,7 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{HashMap, Learned, Match, PinChange, WEAK_MATCH};
+use super::{HashMap, Key, Learned, Match, PinChange, WEAK_MATCH};
 use crate::learning::tag_relevance::TagScore;
 
 /// One judgement as it was applied to an item's scores. The store keeps
@@ -33,8 +33,8 @@ const REPLAY_TOLERANCE: f64 = 1e-9;
 /// before weak-match evidence was kept apart (none of its tags is one) counted
 /// for every showing: it moves each tag's weak-match evidence too, as
 /// [`Learned::seed_weak`] has it.
-pub fn replay(journal: &[Judgement], line: f64) -> HashMap<String, TagScore> {
-    let mut scores: HashMap<String, TagScore> = HashMap::default();
+pub fn replay(journal: &[Judgement], line: f64) -> HashMap<Key, TagScore> {
+    let mut scores: HashMap<Key, TagScore> = HashMap::default();
     for judgement in journal {
         let before_weak = !judgement.tags.iter().any(|t| t.starts_with(WEAK_MATCH));
         let weak = judgement
@@ -43,7 +43,7 @@ pub fn replay(journal: &[Judgement], line: f64) -> HashMap<String, TagScore> {
             .filter(|_| before_weak)
             .map(|t| Match::Weak.key(t).into_owned());
         for tag in judgement.tags.iter().cloned().chain(weak) {
-            let score = scores.entry(tag).or_default();
+            let score = scores.entry(Key::from(tag)).or_default();
             *score = score.record_at(judgement.raw, judgement.weight, line);
         }
     }
@@ -90,9 +90,9 @@ impl Learned {
         let mut updated: Vec<(String, Option<TagScore>)> = before
             .keys()
             .filter(|t| !after.contains_key(*t))
-            .map(|t| (t.clone(), None))
+            .map(|t| (t.to_string(), None))
             .collect();
-        updated.extend(after.iter().map(|(t, s)| (t.clone(), Some(*s))));
+        updated.extend(after.iter().map(|(t, s)| (t.to_string(), Some(*s))));
         if !after.is_empty() {
             self.set_scores(item, Some(after));
         }

@@ -9,6 +9,14 @@ use std::borrow::Cow;
 use super::HashMap;
 use crate::learning::tag_relevance::{TagScore, CONTEXT_RECORD};
 
+/// The name one piece of an item's evidence is kept under (a tag, or one
+/// of the names below). Held inline up to 24 bytes, which every tag and
+/// most context records are, so a query reads a lesson's records and
+/// scans their names without following a pointer for each: what a prompt
+/// after a pause pays for, its caches cold (BENCHMARKS.md, "Query inside
+/// the engine").
+pub type Key = compact_str::CompactString;
+
 /// How well an item matched the prompt it was shown on, which decides the
 /// showings a verdict on it speaks for (memd, not the seed). A lesson shown
 /// on a prompt it matches only in passing (another topic that shares a
@@ -89,7 +97,7 @@ impl Match {
     /// allocates nothing (a query reads thousands).
     pub(super) fn score_in<'s>(
         self,
-        scores: &'s HashMap<String, TagScore>,
+        scores: &'s HashMap<Key, TagScore>,
         tag: &str,
     ) -> Option<&'s TagScore> {
         thread_local! {

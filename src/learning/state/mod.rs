@@ -30,7 +30,7 @@ pub use applications::{Application, Applications, HISTORY_KEPT};
 pub use assess::{Assessment, Context, Pooled};
 pub use journal::{replay, Judgement};
 pub use keys::{
-    context_key, context_record, workspace_tag, Match, ELSEWHERE, EVERYWHERE, WEAK_MATCH,
+    context_key, context_record, workspace_tag, Key, Match, ELSEWHERE, EVERYWHERE, WEAK_MATCH,
 };
 pub use pins::{Pin, PinChange};
 pub use seen::SeenTags;
@@ -47,7 +47,7 @@ use crate::learning::tag_relevance::{tag_weight, TagScore, CONTEXT_RECORD};
 
 /// Whether an item's `scores` hold weak-match evidence: every judgement
 /// since it was kept apart moves the weak-match record everywhere.
-fn has_weak_evidence(scores: &HashMap<String, TagScore>) -> bool {
+fn has_weak_evidence(scores: &HashMap<Key, TagScore>) -> bool {
     scores.contains_key(WEAK_EVERYWHERE)
 }
 
@@ -55,7 +55,7 @@ fn has_weak_evidence(scores: &HashMap<String, TagScore>) -> bool {
 /// ([`CONTEXT_RECORD`]), on showings that matched it well: a verdict on a
 /// passing match also says whether the prompt was about it, which varies
 /// from prompt to prompt where the judge does not err.
-fn agreement_in(scores: &HashMap<String, TagScore>) -> Agreement {
+fn agreement_in(scores: &HashMap<Key, TagScore>) -> Agreement {
     let within = scores
         .iter()
         .filter(|(key, _)| key.starts_with(CONTEXT_RECORD))
@@ -74,7 +74,7 @@ fn agreement_in(scores: &HashMap<String, TagScore>) -> Agreement {
 #[derive(Debug, Clone, Default)]
 pub struct Learned {
     /// Relevance per item, then per tag ([`Learned::tag_relevance`]).
-    tag_relevance: HashMap<String, HashMap<String, TagScore>>,
+    tag_relevance: HashMap<String, HashMap<Key, TagScore>>,
     /// Applications per item.
     pub applications: HashMap<String, Applications>,
     /// Automatic pins per item, each for the tags it was earned on
@@ -114,7 +114,7 @@ fn spreads<'a>(ids: impl Iterator<Item = &'a String>) -> rustc_hash::FxHashSet<u
 
 impl Learned {
     /// Relevance per item, then per tag.
-    pub fn tag_relevance(&self) -> &HashMap<String, HashMap<String, TagScore>> {
+    pub fn tag_relevance(&self) -> &HashMap<String, HashMap<Key, TagScore>> {
         &self.tag_relevance
     }
 
@@ -124,13 +124,13 @@ impl Learned {
     }
 
     /// `item`'s per-tag scores, made empty if it had none.
-    pub fn scores_entry(&mut self, item: &str) -> &mut HashMap<String, TagScore> {
+    pub fn scores_entry(&mut self, item: &str) -> &mut HashMap<Key, TagScore> {
         self.known.insert(crate::scoring::lesson::spread_of(item));
         self.tag_relevance.entry(item.to_string()).or_default()
     }
 
     /// Sets `item`'s per-tag scores (`None`: it has none).
-    pub fn set_scores(&mut self, item: &str, scores: Option<HashMap<String, TagScore>>) {
+    pub fn set_scores(&mut self, item: &str, scores: Option<HashMap<Key, TagScore>>) {
         match scores {
             Some(scores) => {
                 self.known.insert(crate::scoring::lesson::spread_of(item));
@@ -171,7 +171,7 @@ impl Learned {
 
     /// The per-tag scores of `item`, if any were learned. Cheap when nothing
     /// has been learned at all (no hashing).
-    pub fn tag_scores(&self, item: &str) -> Option<&HashMap<String, TagScore>> {
+    pub fn tag_scores(&self, item: &str) -> Option<&HashMap<Key, TagScore>> {
         if self.tag_relevance.is_empty() {
             return None;
         }
@@ -358,7 +358,7 @@ impl Learned {
         };
         aged.iter()
             .filter_map(|tag| {
-                let score = scores.get_mut(tag)?;
+                let score = scores.get_mut(tag.as_str())?;
                 *score = score.held_back();
                 Some((tag.clone(), *score))
             })
@@ -403,7 +403,7 @@ impl Learned {
 
     /// Counts `item`'s records as they are now in place of what they were
     /// (`before`): a committed change to them.
-    pub fn recount_item(&mut self, item: &str, before: Option<&HashMap<String, TagScore>>) {
+    pub fn recount_item(&mut self, item: &str, before: Option<&HashMap<Key, TagScore>>) {
         let now = self
             .tag_relevance
             .get(item)
@@ -429,7 +429,7 @@ impl Learned {
             .iter()
             .map(|(t, s)| (Match::Weak.key(t).into_owned(), *s))
             .collect();
-        scores.extend(seeded.iter().cloned());
+        scores.extend(seeded.iter().map(|(t, s)| (Key::from(t.as_str()), *s)));
         seeded
     }
 
@@ -459,7 +459,7 @@ impl Learned {
             .filter(|(t, _)| !judged.contains(t))
             .collect();
         for tag in &judged {
-            let score = scores.entry(tag.clone()).or_default();
+            let score = scores.entry(Key::from(tag.as_str())).or_default();
             *score = score.record_at(raw, weight, line);
             updated.push((tag.clone(), *score));
         }
