@@ -316,7 +316,11 @@ pub fn learn(
     // for the worst case, pin every lesson the seed's rule alone would
     // (average above 0.6 over 5 or more sessions), scoped to its context.
     for q in prompts {
-        let ids: Vec<String> = learned.tag_relevance().keys().cloned().collect();
+        let ids: Vec<String> = learned
+            .tag_relevance()
+            .keys()
+            .map(|id| id.to_string())
+            .collect();
         for id in ids {
             let e = learned.evidence(&id, &q.tags);
             if e.avg > 0.6 && e.evals >= 5.0 && !learned.is_pinned(&id, &q.tags) {

@@ -391,10 +391,10 @@ pub fn log(shared: &Shared, id: Option<String>, by_score: bool) -> Response {
             let mut ids: Vec<String> = learned
                 .tag_relevance()
                 .keys()
-                .chain(learned.applications.keys())
                 .chain(learned.pins().keys())
-                .chain(learned.teams.values().flat_map(|t| t.items()))
-                .cloned()
+                .map(|id| id.to_string())
+                .chain(learned.applications.keys().cloned())
+                .chain(learned.teams.values().flat_map(|t| t.items()).cloned())
                 .collect();
             ids.sort();
             ids.dedup();

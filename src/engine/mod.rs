@@ -23,7 +23,7 @@ pub mod relevance;
 mod select;
 
 use std::borrow::Cow;
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashSet};
 
 use rustc_hash::FxHashMap;
 use std::path::{Path, PathBuf};
@@ -138,6 +138,10 @@ pub struct Engine {
     /// Live items per kind (by `Kind as usize`), so a query passes over a
     /// kind the knowledge does not have.
     live_per_kind: [u32; 9],
+    /// The slots of the lessons pinned in their files: with those learning
+    /// pinned, all a session start reads of the lessons
+    /// ([`Engine::pinned_lessons`]), without a pass over every item.
+    pinned_lessons: BTreeSet<u32>,
 }
 
 // `Engine::live_per_kind` has a place for every kind.
@@ -422,6 +426,7 @@ impl Engine {
         };
         if let Some(live) = self.slots[slot as usize].take() {
             self.live_per_kind[live.kind as usize] -= 1;
+            self.pinned_lessons.remove(&slot);
             let fields = text_fields(&live.item);
             self.index.remove(live.doc, &borrow_fields(&fields));
             self.doc_slots[live.doc as usize] = u32::MAX;
@@ -463,6 +468,7 @@ impl Engine {
             semantic.set(doc, vector.as_ref());
         }
         let features = features::Features::of(&item, &self.index);
+        let pinned = matches!(features, features::Features::Lesson { pinned: true, .. });
         let kind = item.kind();
         self.live_per_kind[kind as usize] += 1;
         let live = Live {
@@ -487,6 +493,9 @@ impl Engine {
             self.doc_slots.resize(doc + 1, u32::MAX);
         }
         self.doc_slots[doc] = slot;
+        if pinned {
+            self.pinned_lessons.insert(slot);
+        }
         slot
     }
 
@@ -538,6 +547,34 @@ impl Engine {
         kept
     }
 
+    /// The lessons a session start in `scope` reads: those pinned in their
+    /// files and those `learned` names (the ids of automatic pins), each
+    /// as a query in `scope` sees it, in the order of
+    /// [`Engine::live_items`]: a pass over every item read them all to
+    /// find these few (at 10k lessons, warm, 43% of a session start's
+    /// time; BENCHMARKS.md).
+    pub(crate) fn pinned_lessons<'s>(
+        &self,
+        learned: impl Iterator<Item = &'s str>,
+        scope: ScopeId,
+    ) -> Vec<&Live> {
+        let mut slots: Vec<u32> = self
+            .pinned_lessons
+            .iter()
+            .copied()
+            .chain(learned.filter_map(|id| self.slot_in(id, scope)))
+            .collect();
+        slots.sort_unstable();
+        slots.dedup();
+        slots
+            .into_iter()
+            .filter_map(|slot| self.slots.get(slot as usize)?.as_ref())
+            .filter(|live| {
+                live.kind == Kind::Lesson && (live.scope == GLOBAL || self.visible(live, scope))
+            })
+            .collect()
+    }
+
     /// The live item of a text-index document.
     pub(crate) fn live_by_doc(&self, doc: DocId) -> Option<&Live> {
         let slot = *self.doc_slots.get(doc as usize)?;
@@ -587,13 +624,17 @@ impl Engine {
 
     /// The live entry behind [`Engine::get_in`].
     pub(crate) fn live_in(&self, id: &str, scope: ScopeId) -> Option<&Live> {
+        self.slots[self.slot_in(id, scope)? as usize].as_ref()
+    }
+
+    /// The slot of the live item [`Engine::live_in`] gives.
+    fn slot_in(&self, id: &str, scope: ScopeId) -> Option<u32> {
         let key = (GLOBAL, id.to_string());
-        let slot = match self.ids.get(&key) {
-            Some(entry) => entry.slot,
-            None if scope != GLOBAL => self.ids.get(&(scope, key.1))?.slot,
-            None => return None,
-        };
-        self.slots[slot as usize].as_ref()
+        match self.ids.get(&key) {
+            Some(entry) => Some(entry.slot),
+            None if scope != GLOBAL => Some(self.ids.get(&(scope, key.1))?.slot),
+            None => None,
+        }
     }
 
     /// Whether `live` is visible to a query in `scope`: global items always;
@@ -1017,6 +1058,54 @@ mod tests {
         assert!(engine.get("G-1").is_none());
         assert!(engine.get("G-2").is_some());
         assert!(engine.diagnostics().is_empty());
+    }
+
+    #[test]
+    fn a_session_start_reads_the_pinned_lessons_as_their_files_change() {
+        let lessons = |pinned: &[&str]| {
+            ["L-1", "L-2", "L-3"]
+                .iter()
+                .fold(String::from("lessons:\n"), |text, id| {
+                    let pin = pinned.contains(id);
+                    text + &format!(
+                        "  - id: {id}\n    text: retry the queue ({id})\n    pinned: {pin}\n"
+                    )
+                })
+        };
+        let start = |engine: &Engine, learned: &Learned| {
+            let query = Query {
+                kinds: vec![Kind::Lesson],
+                ..Query::default()
+            };
+            let mut ids: Vec<String> = engine
+                .query(learned, &query)
+                .unwrap()
+                .items
+                .into_iter()
+                .map(|i| i.id)
+                .collect();
+            ids.sort();
+            ids
+        };
+        let nothing = Learned::default();
+        let mut engine = Engine::default();
+        engine.apply(load("l.yaml", &lessons(&["L-1"])));
+        assert_eq!(start(&engine, &nothing), ["L-1"]);
+        engine.apply(load("l.yaml", &lessons(&["L-2", "L-3"])));
+        assert_eq!(start(&engine, &nothing), ["L-2", "L-3"]);
+        // A pin learning made comes in beside them, once, and only while
+        // its lesson is live.
+        let mut learned = Learned::default();
+        let pin = |tags: Vec<String>| crate::learning::Pin { manual: true, tags };
+        learned.set_pins("L-1", Some(vec![pin(Vec::new())]));
+        learned.set_pins("L-3", Some(vec![pin(Vec::new())]));
+        learned.set_pins("gone", Some(vec![pin(Vec::new())]));
+        assert_eq!(start(&engine, &learned), ["L-1", "L-2", "L-3"]);
+        engine.apply(load("l.yaml", &lessons(&[])));
+        assert_eq!(start(&engine, &nothing), Vec::<String>::new());
+        assert_eq!(start(&engine, &learned), ["L-1", "L-3"]);
+        engine.remove_file(Path::new("l.yaml"));
+        assert_eq!(start(&engine, &learned), Vec::<String>::new());
     }
 
     #[test]

@@ -218,7 +218,7 @@ impl Staged {
     /// it): its write failed.
     pub fn undo(self, learned: &mut Learned) {
         for (item, before) in self.items {
-            let now = learned.tag_relevance().get(&item).cloned();
+            let now = learned.tag_relevance().get(item.as_str()).cloned();
             before.restore(learned, &item);
             learned.recount_item(&item, now.as_ref());
         }
@@ -247,7 +247,10 @@ impl Changes {
         let empty_scores = HashMap::default();
         let empty_counts = HashMap::default();
         for (item, before) in &tx.items {
-            let now = learned.tag_relevance().get(item).unwrap_or(&empty_scores);
+            let now = learned
+                .tag_relevance()
+                .get(item.as_str())
+                .unwrap_or(&empty_scores);
             let was = before.tag_relevance.as_ref().unwrap_or(&empty_scores);
             let mut changed: Vec<(&Key, &TagScore)> =
                 now.iter().filter(|&(t, s)| was.get(t) != Some(s)).collect();
@@ -261,7 +264,10 @@ impl Changes {
             gone.sort();
             out.tag_scores_removed
                 .extend(gone.into_iter().map(|t| (item.clone(), t.to_string())));
-            let pins = learned.pins().get(item).map_or(&[][..], Vec::as_slice);
+            let pins = learned
+                .pins()
+                .get(item.as_str())
+                .map_or(&[][..], Vec::as_slice);
             if pins != before.pins.as_deref().unwrap_or(&[]) {
                 out.pins.push((item.clone(), pins.to_vec()));
             }

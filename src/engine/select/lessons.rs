@@ -483,7 +483,8 @@ pub(super) fn lessons(
         // At session start, only pinned lessons come in: by their file, or
         // by what was learned.
         if !on_prompt && !manual {
-            let learned_pin = maybe_pinned(live) && learned.pins().contains_key(&live.item.id);
+            let learned_pin =
+                maybe_pinned(live) && learned.pins().contains_key(live.item.id.as_str());
             if !learned_pin {
                 continue;
             }

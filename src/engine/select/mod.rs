@@ -336,15 +336,21 @@ pub(super) fn select_with(
     // only a lesson the prompt matched can have: those come from the
     // matches, in the order of the pass over every item below, so a
     // lesson-heavy corpus is not passed over whole on every prompt.
-    let lessons_matched = facts.on_prompt;
-    if lessons_matched && facts.wants(Kind::Lesson) {
-        by_kind.lessons = engine.matched_in_order(
-            sims,
-            |doc| task.band_of(doc) > 0,
-            |live| {
-                live.kind == Kind::Lesson && (live.scope == GLOBAL || engine.visible(live, scope))
-            },
-        );
+    // At a session start only pinned lessons come in: those the engine
+    // keeps track of and those learning pinned, not a pass over them all.
+    if facts.wants(Kind::Lesson) {
+        by_kind.lessons = if facts.on_prompt {
+            engine.matched_in_order(
+                sims,
+                |doc| task.band_of(doc) > 0,
+                |live| {
+                    live.kind == Kind::Lesson
+                        && (live.scope == GLOBAL || engine.visible(live, scope))
+                },
+            )
+        } else {
+            engine.pinned_lessons(facts.learned.pins().keys().map(|id| id.as_str()), scope)
+        };
     }
     // On a prompt, patterns and anti-patterns are shown only with task
     // points, which only an item the task matched can have (the
@@ -373,7 +379,7 @@ pub(super) fn select_with(
     // only lessons (and learnings, which seed 003 finds by their words),
     // or only what came from the matches.
     let from_matches = |k: Kind| match k {
-        Kind::Lesson => lessons_matched,
+        Kind::Lesson => true,
         Kind::Pattern | Kind::AntiPattern => rubric_matched,
         Kind::Learning => true,
         _ => false,

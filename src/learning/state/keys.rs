@@ -10,11 +10,12 @@ use super::HashMap;
 use crate::learning::tag_relevance::{TagScore, CONTEXT_RECORD};
 
 /// The name one piece of an item's evidence is kept under (a tag, or one
-/// of the names below). Held inline up to 24 bytes, which every tag and
-/// most context records are, so a query reads a lesson's records and
-/// scans their names without following a pointer for each: what a prompt
-/// after a pause pays for, its caches cold (BENCHMARKS.md, "Query inside
-/// the engine").
+/// of the names below), and the id of an item in the maps a query reads
+/// (its scores, its pins). Held inline up to 24 bytes, which every tag,
+/// most context records and most ids are, so a query reads a lesson's
+/// records and compares their names without following a pointer for
+/// each: what a prompt after a pause pays for, its caches cold
+/// (BENCHMARKS.md, "Query inside the engine").
 pub type Key = compact_str::CompactString;
 
 /// How well an item matched the prompt it was shown on, which decides the

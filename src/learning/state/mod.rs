@@ -74,12 +74,12 @@ fn agreement_in(scores: &HashMap<Key, TagScore>) -> Agreement {
 #[derive(Debug, Clone, Default)]
 pub struct Learned {
     /// Relevance per item, then per tag ([`Learned::tag_relevance`]).
-    tag_relevance: HashMap<String, HashMap<Key, TagScore>>,
+    tag_relevance: HashMap<Key, HashMap<Key, TagScore>>,
     /// Applications per item.
     pub applications: HashMap<String, Applications>,
     /// Automatic pins per item, each for the tags it was earned on
     /// ([`Learned::pins`]).
-    pins: HashMap<String, Vec<Pin>>,
+    pins: HashMap<Key, Vec<Pin>>,
     /// The [`crate::scoring::lesson::spread_of`] of every item given tag
     /// scores or pins since the state was made: a superset of the items
     /// that have them now (an item keeps its spread when they go, which
@@ -107,26 +107,25 @@ pub struct Learned {
 }
 
 /// The [`crate::scoring::lesson::spread_of`] of each of `ids`.
-fn spreads<'a>(ids: impl Iterator<Item = &'a String>) -> rustc_hash::FxHashSet<u64> {
-    ids.map(|id| crate::scoring::lesson::spread_of(id))
-        .collect()
+fn spreads<'a>(ids: impl Iterator<Item = &'a str>) -> rustc_hash::FxHashSet<u64> {
+    ids.map(crate::scoring::lesson::spread_of).collect()
 }
 
 impl Learned {
     /// Relevance per item, then per tag.
-    pub fn tag_relevance(&self) -> &HashMap<String, HashMap<Key, TagScore>> {
+    pub fn tag_relevance(&self) -> &HashMap<Key, HashMap<Key, TagScore>> {
         &self.tag_relevance
     }
 
     /// Automatic and manual pins per item, each for the tags it was made on.
-    pub fn pins(&self) -> &HashMap<String, Vec<Pin>> {
+    pub fn pins(&self) -> &HashMap<Key, Vec<Pin>> {
         &self.pins
     }
 
     /// `item`'s per-tag scores, made empty if it had none.
     pub fn scores_entry(&mut self, item: &str) -> &mut HashMap<Key, TagScore> {
         self.known.insert(crate::scoring::lesson::spread_of(item));
-        self.tag_relevance.entry(item.to_string()).or_default()
+        self.tag_relevance.entry(Key::from(item)).or_default()
     }
 
     /// Sets `item`'s per-tag scores (`None`: it has none).
@@ -134,7 +133,7 @@ impl Learned {
         match scores {
             Some(scores) => {
                 self.known.insert(crate::scoring::lesson::spread_of(item));
-                self.tag_relevance.insert(item.to_string(), scores);
+                self.tag_relevance.insert(Key::from(item), scores);
             }
             None => {
                 self.tag_relevance.remove(item);
@@ -146,7 +145,7 @@ impl Learned {
     /// drops an empty list.
     pub fn pins_entry(&mut self, item: &str) -> &mut Vec<Pin> {
         self.known.insert(crate::scoring::lesson::spread_of(item));
-        self.pins.entry(item.to_string()).or_default()
+        self.pins.entry(Key::from(item)).or_default()
     }
 
     /// Sets `item`'s pins (`None` or an empty list: it has none).
@@ -154,7 +153,7 @@ impl Learned {
         match pins.filter(|p| !p.is_empty()) {
             Some(pins) => {
                 self.known.insert(crate::scoring::lesson::spread_of(item));
-                self.pins.insert(item.to_string(), pins);
+                self.pins.insert(Key::from(item), pins);
             }
             None => {
                 self.pins.remove(item);

@@ -33,7 +33,7 @@ impl Learned {
     /// automatic pin, for a session start to pass over the others without
     /// looking them up.
     pub fn pinned_spreads(&self) -> rustc_hash::FxHashSet<u64> {
-        spreads(self.pins.keys())
+        spreads(self.pins.keys().map(|id| id.as_str()))
     }
 
     /// The automatic pins of `item`.
