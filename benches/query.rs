@@ -10,7 +10,9 @@
 //! timed query, so the query finds the caches as a prompt after a pause
 //! finds the daemon's (the daemon's own timing, `memctl status`, is read
 //! that way); `-- idle` sleeps 2 ms before each instead, as the daemon
-//! waits between prompts.
+//! waits between prompts. `-- shown` leaves out of each prompt's answer
+//! what another prompt showed, as the daemon leaves out what a session has
+//! already been shown.
 //! Budget (SPEC section 10): p99 < 1 ms at 10k items, < 10 ms at 100k.
 //!
 //! `-- team` times a second corpus instead (`corpus::team`, issue 32):
@@ -29,6 +31,7 @@
 
 mod corpus;
 
+use std::collections::HashSet;
 use std::time::{Duration, Instant};
 
 use corpus::{learn, query, vocabulary, write_corpus, Rng};
@@ -300,8 +303,22 @@ fn time(engine: &Engine, learned: &Learned, queries: &[Query], items: usize, wha
         .any(|a| a == "cold")
         .then(|| vec![0u8; 64 << 20]);
     let idle = std::env::args().any(|a| a == "idle");
+    // With `-- shown`, each prompt comes in a session that was already
+    // shown what the next prompt shows: the items a session has seen are
+    // left out, as the daemon leaves them out.
+    let shown: Vec<HashSet<String>> = if std::env::args().any(|a| a == "shown") {
+        (0..queries.len())
+            .map(|i| {
+                let before = &queries[(i + 1) % queries.len()];
+                let answer = engine.query(learned, before).unwrap();
+                answer.items.into_iter().map(|item| item.id).collect()
+            })
+            .collect()
+    } else {
+        vec![HashSet::new(); queries.len()]
+    };
     for _ in 0..rounds {
-        for (q, best) in queries.iter().zip(&mut fastest) {
+        for ((q, best), shown) in queries.iter().zip(&mut fastest).zip(&shown) {
             if idle {
                 std::thread::sleep(IDLE);
             }
@@ -312,7 +329,7 @@ fn time(engine: &Engine, learned: &Learned, queries: &[Query], items: usize, wha
                 std::hint::black_box(&buf);
             }
             let t = Instant::now();
-            let answer = engine.query(learned, q).unwrap();
+            let answer = engine.query_excluding(learned, q, shown).unwrap();
             let took = t.elapsed();
             times.push(took);
             *best = (*best).min(took);
