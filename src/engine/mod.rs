@@ -1109,6 +1109,39 @@ mod tests {
     }
 
     #[test]
+    fn a_prompt_leaves_out_the_lessons_its_session_was_shown() {
+        let mut engine = Engine::default();
+        let lessons: String = ["L-1", "L-2", "L-3"]
+            .iter()
+            .map(|id| {
+                format!("  - id: {id}\n    text: retry the webhook queue with backoff ({id})\n")
+            })
+            .collect();
+        engine.apply(load("l.yaml", &format!("lessons:\n{lessons}")));
+        let prompt = Query {
+            task: "the webhook queue needs a retry with backoff".into(),
+            task_match: true,
+            kinds: vec![Kind::Lesson],
+            ..Query::default()
+        };
+        let shown = |exclude: &[&str]| {
+            let exclude: HashSet<String> = exclude.iter().map(|id| id.to_string()).collect();
+            let mut ids: Vec<String> = engine
+                .query_excluding(&Learned::default(), &prompt, &exclude)
+                .unwrap()
+                .items
+                .into_iter()
+                .map(|i| i.id)
+                .collect();
+            ids.sort();
+            ids
+        };
+        assert_eq!(shown(&[]), ["L-1", "L-2", "L-3"]);
+        assert_eq!(shown(&["L-2"]), ["L-1", "L-3"]);
+        assert_eq!(shown(&["L-1", "L-3", "gone"]), ["L-2"]);
+    }
+
+    #[test]
     fn a_duplicate_takes_over_when_the_owner_goes() {
         let mut engine = Engine::default();
         engine.apply(load("a.yaml", &gotcha("G-1", "from a")));

@@ -489,7 +489,7 @@ pub(super) fn lessons(
                 continue;
             }
         }
-        if facts.excluded(&live.item) {
+        if facts.lesson_excluded(live) {
             continue;
         }
         let Some(judged) = judge(facts, &context, live, points) else {

@@ -70,6 +70,10 @@ pub(super) struct QueryFacts<'q> {
     pub(super) on_prompt: bool,
     /// Items the session has already been shown.
     pub(super) exclude: &'q HashSet<String>,
+    /// The [`crate::scoring::lesson::spread_of`] of each of them: a lesson
+    /// whose spread is not here was not shown, and its id is not read
+    /// ([`QueryFacts::lesson_excluded`]).
+    exclude_spreads: rustc_hash::FxHashSet<u64>,
     pub(super) rubric: RubricContext,
     pub(super) tags: Vec<String>,
     /// The key of an item's own record in the context of `tags`
@@ -216,6 +220,10 @@ impl<'q> QueryFacts<'q> {
             agent_hash: agent.as_deref().map_or(0, hash),
             gotcha_hashes,
             exclude,
+            exclude_spreads: exclude
+                .iter()
+                .map(|id| crate::scoring::lesson::spread_of(id))
+                .collect(),
             query,
             rubric,
             record_key: crate::learning::state::context_record(&tags),
@@ -234,6 +242,18 @@ impl<'q> QueryFacts<'q> {
     /// Whether the session has already seen `item`.
     pub(super) fn excluded(&self, item: &Item) -> bool {
         !self.exclude.is_empty() && self.exclude.contains(&item.id)
+    }
+
+    /// [`QueryFacts::excluded`] for a lesson the prompt matched, by its
+    /// spread first: a prompt matches thousands, and reading each one's id
+    /// to hash it costs two cache misses after a pause.
+    pub(super) fn lesson_excluded(&self, live: &Live) -> bool {
+        match live.features {
+            super::features::Features::Lesson { spread, .. } => {
+                self.exclude_spreads.contains(&spread) && self.excluded(&live.item)
+            }
+            _ => self.excluded(&live.item),
+        }
     }
 
     fn wants(&self, kind: Kind) -> bool {
