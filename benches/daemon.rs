@@ -19,7 +19,9 @@
 //! beside the daemon keeps the disk busy (as a build beside the agent
 //! does: files of 300 MiB written and synced one after another, on the
 //! daemon's file system), where a query that waited for the store's commit
-//! would wait for the disk.
+//! would wait for the disk. `team sessions` gives five prompts to each
+//! session instead of one, so every prompt after a session's first leaves
+//! out what the session was shown, as an agent's session does.
 
 mod corpus;
 mod support;
@@ -627,9 +629,9 @@ impl Drop for DiskWriter {
 }
 
 /// The prompt hook against `memctl ping`, end to end, on the team corpus
-/// at each of `sizes` lessons: every prompt a new session, from a
-/// repository whose manifest names react and typescript.
-fn team_hook_end_to_end(sizes: &[usize], busy_disk: bool) {
+/// at each of `sizes` lessons: `prompts_a_session` prompts to each
+/// session, from a repository whose manifest names react and typescript.
+fn team_hook_end_to_end(sizes: &[usize], busy_disk: bool, prompts_a_session: usize) {
     let memctl = memctl_path();
     for &lessons in sizes {
         let dir = tempfile::tempdir().unwrap();
@@ -662,7 +664,7 @@ fn team_hook_end_to_end(sizes: &[usize], busy_disk: bool) {
         };
         let hook = |n: usize, prompt: &str| {
             let input = serde_json::json!({
-                "session_id": format!("team-{n}"),
+                "session_id": format!("team-{}", n / prompts_a_session),
                 "transcript_path": null,
                 "cwd": repo,
                 "hook_event_name": "UserPromptSubmit",
@@ -703,7 +705,7 @@ fn team_hook_end_to_end(sizes: &[usize], busy_disk: bool) {
             _ => String::new(),
         };
         println!(
-            "prompt hook end to end, team corpus at {lessons} lessons{} (ready in {ready:.2?}): ping p50 {p50p:.2?} p99 {:.2?}; hook p50 {p50h:.2?} p99 {:.2?}; p50 ratio {:.2} (budget 2.00); {blocks} of {} prompts given a block{inside}",
+            "prompt hook end to end, team corpus at {lessons} lessons{}, {prompts_a_session} prompt(s) a session (ready in {ready:.2?}): ping p50 {p50p:.2?} p99 {:.2?}; hook p50 {p50h:.2?} p99 {:.2?}; p50 ratio {:.2} (budget 2.00); {blocks} of {} prompts given a block{inside}",
             if busy_disk { ", the disk busy" } else { "" },
             percentile(&pings, 0.99),
             percentile(&hooks, 0.99),
@@ -773,6 +775,11 @@ fn main() {
                 &[1_000, 10_000, 100_000]
             },
             busy_disk,
+            if args.iter().any(|a| a == "sessions") {
+                5
+            } else {
+                1
+            },
         );
     }
 }
