@@ -1060,6 +1060,25 @@ mod tests {
         assert!(engine.diagnostics().is_empty());
     }
 
+    /// The ids `query` shows, leaving out `exclude`, sorted.
+    fn shown_ids(
+        engine: &Engine,
+        learned: &Learned,
+        query: &Query,
+        exclude: &[&str],
+    ) -> Vec<String> {
+        let exclude: HashSet<String> = exclude.iter().map(|id| id.to_string()).collect();
+        let mut ids: Vec<String> = engine
+            .query_excluding(learned, query, &exclude)
+            .unwrap()
+            .items
+            .into_iter()
+            .map(|i| i.id)
+            .collect();
+        ids.sort();
+        ids
+    }
+
     #[test]
     fn a_session_start_reads_the_pinned_lessons_as_their_files_change() {
         let lessons = |pinned: &[&str]| {
@@ -1072,21 +1091,12 @@ mod tests {
                     )
                 })
         };
-        let start = |engine: &Engine, learned: &Learned| {
-            let query = Query {
-                kinds: vec![Kind::Lesson],
-                ..Query::default()
-            };
-            let mut ids: Vec<String> = engine
-                .query(learned, &query)
-                .unwrap()
-                .items
-                .into_iter()
-                .map(|i| i.id)
-                .collect();
-            ids.sort();
-            ids
+        let session_start = Query {
+            kinds: vec![Kind::Lesson],
+            ..Query::default()
         };
+        let start =
+            |engine: &Engine, learned: &Learned| shown_ids(engine, learned, &session_start, &[]);
         let nothing = Learned::default();
         let mut engine = Engine::default();
         engine.apply(load("l.yaml", &lessons(&["L-1"])));
@@ -1096,10 +1106,13 @@ mod tests {
         // A pin learning made comes in beside them, once, and only while
         // its lesson is live.
         let mut learned = Learned::default();
-        let pin = |tags: Vec<String>| crate::learning::Pin { manual: true, tags };
-        learned.set_pins("L-1", Some(vec![pin(Vec::new())]));
-        learned.set_pins("L-3", Some(vec![pin(Vec::new())]));
-        learned.set_pins("gone", Some(vec![pin(Vec::new())]));
+        let everywhere = crate::learning::Pin {
+            manual: true,
+            tags: Vec::new(),
+        };
+        for id in ["L-1", "L-3", "gone"] {
+            learned.set_pins(id, Some(vec![everywhere.clone()]));
+        }
         assert_eq!(start(&engine, &learned), ["L-1", "L-2", "L-3"]);
         engine.apply(load("l.yaml", &lessons(&[])));
         assert_eq!(start(&engine, &nothing), Vec::<String>::new());
@@ -1124,18 +1137,7 @@ mod tests {
             kinds: vec![Kind::Lesson],
             ..Query::default()
         };
-        let shown = |exclude: &[&str]| {
-            let exclude: HashSet<String> = exclude.iter().map(|id| id.to_string()).collect();
-            let mut ids: Vec<String> = engine
-                .query_excluding(&Learned::default(), &prompt, &exclude)
-                .unwrap()
-                .items
-                .into_iter()
-                .map(|i| i.id)
-                .collect();
-            ids.sort();
-            ids
-        };
+        let shown = |exclude: &[&str]| shown_ids(&engine, &Learned::default(), &prompt, exclude);
         assert_eq!(shown(&[]), ["L-1", "L-2", "L-3"]);
         assert_eq!(shown(&["L-2"]), ["L-1", "L-3"]);
         assert_eq!(shown(&["L-1", "L-3", "gone"]), ["L-2"]);
