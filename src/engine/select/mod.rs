@@ -396,21 +396,25 @@ pub(super) fn select_with(
         }
     }
     // Then the other kinds: nothing to pass over when the knowledge holds
-    // only lessons (and learnings, which seed 003 finds by their words),
-    // or only what came from the matches.
-    let from_matches = |k: Kind| match k {
+    // only lessons (gathered above, from the matches or the pinned ones)
+    // and learnings (which seed 003 finds by their words), or only what
+    // was gathered above.
+    let gathered_above = |k: Kind| match k {
         Kind::Lesson => true,
         Kind::Pattern | Kind::AntiPattern => rubric_matched,
         Kind::Learning => true,
         _ => false,
     };
-    if Kind::ALL.iter().any(|&k| !from_matches(k) && engine.has(k)) {
+    if Kind::ALL
+        .iter()
+        .any(|&k| !gathered_above(k) && engine.has(k))
+    {
         // Each list is sized for every live item of its kind first: at a
         // session start the lessons' list holds thousands, and growing it
         // by pushing copied it again and again.
         // The kinds this pass gathers, by `Kind as usize`.
         let mut gathered = [false; Kind::ALL.len()];
-        for &kind in Kind::ALL.iter().filter(|&&k| !from_matches(k)) {
+        for &kind in Kind::ALL.iter().filter(|&&k| !gathered_above(k)) {
             if let Some(list) = by_kind.list(kind) {
                 list.reserve(engine.live_count(kind));
                 gathered[kind as usize] = true;
