@@ -73,9 +73,21 @@ pub(crate) struct Live {
     pub doc: DocId,
     pub kind: Kind,
     pub scope: ScopeId,
+    /// A project's item whose id a global item claims too: a query sees
+    /// the global one ([`Engine::visible`]). Kept up to date as global
+    /// items come and go (`Engine::shadow`), so a prompt that matches
+    /// thousands of a project's items does not look each one's id up.
+    pub shadowed: bool,
     /// What the scorer needs of the item, computed once.
     pub features: features::Features,
 }
+
+/// An item's id as the engine keys it: held inline up to 24 bytes (most
+/// ids), so looking one up allocates nothing and compares it without
+/// following a pointer. A project's item is checked against the global
+/// ids for each prompt that matches it, and a session start looks up each
+/// lesson learning pinned.
+type Id = crate::learning::state::Key;
 
 /// Where an item claiming an id is: its file and its index there.
 type Claim = (Arc<Path>, usize);
@@ -123,7 +135,7 @@ pub struct Engine {
     free: Vec<u32>,
     /// Each id in each scope: the slot of its live item and its claimants,
     /// in claim order (the first owns it).
-    ids: FxHashMap<(ScopeId, String), IdEntry>,
+    ids: FxHashMap<(ScopeId, Id), IdEntry>,
     /// Registered projects: scope `n` is `projects[n - 1]`.
     projects: Vec<PathBuf>,
     /// The slot of each live text-index document (`u32::MAX`: none).
@@ -389,7 +401,7 @@ impl Engine {
         scope: ScopeId,
         vector: Option<Option<Vector>>,
     ) {
-        let key = (scope, item.id.clone());
+        let key = (scope, Id::from(item.id.as_str()));
         if let Some(entry) = self.ids.get_mut(&key) {
             entry
                 .duplicates
@@ -406,10 +418,26 @@ impl Engine {
                 duplicates: None,
             },
         );
+        if scope == GLOBAL {
+            self.shadow(&item.id, true);
+        }
+    }
+
+    /// Marks every project's item with `id` as `shadowed` by a global one,
+    /// or no longer.
+    fn shadow(&mut self, id: &str, shadowed: bool) {
+        for scope in 1..=self.projects.len() as ScopeId {
+            let Some(entry) = self.ids.get(&(scope, Id::from(id))) else {
+                continue;
+            };
+            if let Some(live) = self.slots[entry.slot as usize].as_mut() {
+                live.shadowed = shadowed;
+            }
+        }
     }
 
     fn release(&mut self, scope: ScopeId, id: String, path: &Path) {
-        let key = (scope, id);
+        let key = (scope, Id::from(id));
         let Some(entry) = self.ids.get_mut(&key) else {
             return;
         };
@@ -448,6 +476,9 @@ impl Engine {
             }
             None => {
                 self.ids.remove(&key);
+                if scope == GLOBAL {
+                    self.shadow(&key.1, false);
+                }
             }
         }
     }
@@ -471,11 +502,14 @@ impl Engine {
         let pinned = matches!(features, features::Features::Lesson { pinned: true, .. });
         let kind = item.kind();
         self.live_per_kind[kind as usize] += 1;
+        let shadowed =
+            scope != GLOBAL && self.ids.contains_key(&(GLOBAL, Id::from(item.id.as_str())));
         let live = Live {
             item,
             doc,
             kind,
             scope,
+            shadowed,
             features,
         };
         let slot = match self.free.pop() {
@@ -617,8 +651,8 @@ impl Engine {
         if scope == GLOBAL {
             self.ids.keys().any(|(_, claimed)| claimed == id)
         } else {
-            self.ids.contains_key(&(GLOBAL, id.to_string()))
-                || self.ids.contains_key(&(scope, id.to_string()))
+            let id = Id::from(id);
+            self.ids.contains_key(&(GLOBAL, id.clone())) || self.ids.contains_key(&(scope, id))
         }
     }
 
@@ -629,7 +663,7 @@ impl Engine {
 
     /// The slot of the live item [`Engine::live_in`] gives.
     fn slot_in(&self, id: &str, scope: ScopeId) -> Option<u32> {
-        let key = (GLOBAL, id.to_string());
+        let key = (GLOBAL, Id::from(id));
         match self.ids.get(&key) {
             Some(entry) => Some(entry.slot),
             None if scope != GLOBAL => Some(self.ids.get(&(scope, key.1))?.slot),
@@ -640,8 +674,7 @@ impl Engine {
     /// Whether `live` is visible to a query in `scope`: global items always;
     /// a project's own items, unless a global item has the same id.
     pub(crate) fn visible(&self, live: &Live, scope: ScopeId) -> bool {
-        live.scope == GLOBAL
-            || (live.scope == scope && !self.ids.contains_key(&(GLOBAL, live.item.id.clone())))
+        live.scope == GLOBAL || (live.scope == scope && !live.shadowed)
     }
 
     /// Every file the engine knows, by path.
@@ -1165,6 +1198,56 @@ mod tests {
         assert_eq!(g.title, "from b");
         assert!(engine.diagnostics().is_empty());
         assert_eq!(engine.counts().items[&Kind::Gotcha], 1);
+    }
+
+    #[test]
+    fn a_projects_item_is_hidden_while_a_global_one_claims_its_id() {
+        let mut engine = Engine::default();
+        let shop = engine.register_project(Path::new("/shop"));
+        // The titles of the items a query in `scope` sees.
+        let seen = |engine: &Engine, scope: ScopeId| -> Vec<String> {
+            let mut titles: Vec<String> = engine
+                .live_items()
+                .filter(|live| engine.visible(live, scope))
+                .map(|live| match &live.item.body {
+                    Body::Gotcha(g) => g.title.clone(),
+                    _ => panic!(),
+                })
+                .collect();
+            titles.sort();
+            titles
+        };
+        engine.apply_scoped(load("/shop/.memd/g.yaml", &gotcha("G-1", "shop's")), shop);
+        assert_eq!(seen(&engine, shop), ["shop's"]);
+        assert!(seen(&engine, GLOBAL).is_empty());
+        // A global item takes the id: the project sees it instead.
+        engine.apply(load("a.yaml", &gotcha("G-1", "global a")));
+        assert_eq!(seen(&engine, shop), ["global a"]);
+        // The project's file changes: still hidden.
+        engine.apply_scoped(
+            load("/shop/.memd/g.yaml", &gotcha("G-1", "shop's, new")),
+            shop,
+        );
+        assert_eq!(seen(&engine, shop), ["global a"]);
+        // A project registered now, with the same id: hidden from the start.
+        let other = engine.register_project(Path::new("/other"));
+        engine.apply_scoped(
+            load("/other/.memd/g.yaml", &gotcha("G-1", "other's")),
+            other,
+        );
+        assert_eq!(seen(&engine, other), ["global a"]);
+        // The global owner goes and a duplicate takes over: still hidden.
+        engine.apply(load("b.yaml", &gotcha("G-1", "global b")));
+        engine.remove_file(Path::new("a.yaml"));
+        assert_eq!(seen(&engine, shop), ["global b"]);
+        // No global item claims it any more: each project sees its own.
+        engine.remove_file(Path::new("b.yaml"));
+        assert_eq!(seen(&engine, shop), ["shop's, new"]);
+        assert_eq!(seen(&engine, other), ["other's"]);
+        assert_eq!(
+            engine.get_in("G-1", shop).map(|i| i.id.as_str()),
+            Some("G-1")
+        );
     }
 
     #[test]
