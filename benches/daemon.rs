@@ -21,7 +21,9 @@
 //! daemon's file system), where a query that waited for the store's commit
 //! would wait for the disk. `team sessions` gives five prompts to each
 //! session instead of one, so every prompt after a session's first leaves
-//! out what the session was shown, as an agent's session does.
+//! out what the session was shown, as an agent's session does. `team
+//! project` puts the lessons in the repository's `.memd/`, as a team
+//! commits its own, instead of a global root.
 
 mod corpus;
 mod support;
@@ -631,18 +633,35 @@ impl Drop for DiskWriter {
 /// The prompt hook against `memctl ping`, end to end, on the team corpus
 /// at each of `sizes` lessons: `prompts_a_session` prompts to each
 /// session, from a repository whose manifest names react and typescript.
-fn team_hook_end_to_end(sizes: &[usize], busy_disk: bool, prompts_a_session: usize) {
+/// With `in_project`, the lessons are the repository's own (its `.memd/`,
+/// as a team commits them), not a global root's.
+fn team_hook_end_to_end(
+    sizes: &[usize],
+    busy_disk: bool,
+    prompts_a_session: usize,
+    in_project: bool,
+) {
     let memctl = memctl_path();
     for &lessons in sizes {
         let dir = tempfile::tempdir().unwrap();
         let _writer = busy_disk.then(|| DiskWriter::start(dir.path()));
         let root = dir.path().join("knowledge");
         std::fs::create_dir_all(&root).unwrap();
-        corpus::team::write(&root, lessons, &mut corpus::Rng(lessons as u64 ^ 0x7ea4));
         // A repository as the hook finds one (its `.git`), so the daemon
         // registers it as a project, as it does for an agent's session.
         let repo = dir.path().join("shop");
         std::fs::create_dir_all(repo.join(".git")).unwrap();
+        let lessons_dir = if in_project {
+            repo.join(".memd")
+        } else {
+            root.clone()
+        };
+        std::fs::create_dir_all(&lessons_dir).unwrap();
+        corpus::team::write(
+            &lessons_dir,
+            lessons,
+            &mut corpus::Rng(lessons as u64 ^ 0x7ea4),
+        );
         std::fs::write(
             repo.join("package.json"),
             r#"{"name": "shop", "dependencies": {"react": "^18.3.0"}, "devDependencies": {"typescript": "^5.6.0"}}"#,
@@ -679,6 +698,19 @@ fn team_hook_end_to_end(sizes: &[usize], busy_disk: bool, prompts_a_session: usi
             let context = support::hook_context(&mut command, &input);
             (t.elapsed(), !context.is_empty())
         };
+        if in_project {
+            // The first session in the repository registers it and loads
+            // its lessons; the prompts are timed once they are all live.
+            hook(usize::MAX - prompts_a_session, "register the project");
+            let started = Instant::now();
+            while live_lessons(&daemon.socket) < lessons as u64 {
+                assert!(
+                    started.elapsed() < Duration::from_secs(300),
+                    "the project's lessons did not load"
+                );
+                std::thread::sleep(Duration::from_millis(50));
+            }
+        }
         let (mut pings, mut hooks, mut blocks) = (Vec::new(), Vec::new(), 0);
         for n in 0..420 {
             let (prompt, _) = corpus::team::prompt(&mut rng);
@@ -705,7 +737,8 @@ fn team_hook_end_to_end(sizes: &[usize], busy_disk: bool, prompts_a_session: usi
             _ => String::new(),
         };
         println!(
-            "prompt hook end to end, team corpus at {lessons} lessons{}, {prompts_a_session} prompt(s) a session (ready in {ready:.2?}): ping p50 {p50p:.2?} p99 {:.2?}; hook p50 {p50h:.2?} p99 {:.2?}; p50 ratio {:.2} (budget 2.00); {blocks} of {} prompts given a block{inside}",
+            "prompt hook end to end, team corpus at {lessons} lessons{}{}, {prompts_a_session} prompt(s) a session (ready in {ready:.2?}): ping p50 {p50p:.2?} p99 {:.2?}; hook p50 {p50h:.2?} p99 {:.2?}; p50 ratio {:.2} (budget 2.00); {blocks} of {} prompts given a block{inside}",
+            if in_project { " in the repository's .memd" } else { "" },
             if busy_disk { ", the disk busy" } else { "" },
             percentile(&pings, 0.99),
             percentile(&hooks, 0.99),
@@ -713,6 +746,17 @@ fn team_hook_end_to_end(sizes: &[usize], busy_disk: bool, prompts_a_session: usi
             hooks.len(),
         );
         daemon.stop();
+    }
+}
+
+/// The live lessons the daemon at `socket` reports (0 when it does not
+/// answer).
+fn live_lessons(socket: &Path) -> u64 {
+    match Conn::open(socket)
+        .and_then(|mut c| c.ask(RequestBody::Status).map_err(std::io::Error::other))
+    {
+        Ok(Reply::Status(status)) => status.items.get("lesson").copied().unwrap_or(0),
+        _ => 0,
     }
 }
 
@@ -780,6 +824,7 @@ fn main() {
             } else {
                 1
             },
+            args.iter().any(|a| a == "project"),
         );
     }
 }

@@ -15,6 +15,9 @@
 //! already been shown.
 //! Budget (SPEC section 10): p99 < 1 ms at 10k items, < 10 ms at 100k.
 //!
+//! `-- project` loads the knowledge as the queries' project's own rather
+//! than global.
+//!
 //! `-- team` times a second corpus instead (`corpus::team`, issue 32):
 //! lessons only, written by one product team with a narrow vocabulary
 //! shared across them, tags on every lesson, five pinned; prompts as the
@@ -58,7 +61,16 @@ fn load(dir: &std::path::Path, semantic: bool) -> (Engine, Duration) {
         let model = memd::semantic::Model::built_in().expect("the built-in model loads");
         engine.set_model(Some(std::sync::Arc::new(model)));
     }
-    engine.load_roots(&[dir.to_path_buf()]);
+    if std::env::args().any(|a| a == "project") {
+        // The knowledge as a project's own, which a query in the project
+        // sees unless a global item takes its id.
+        let scope = engine.register_project(std::path::Path::new(corpus::team::REPO));
+        for path in memd::knowledge::scan::knowledge_files(dir) {
+            engine.apply_scoped(memd::knowledge::load_file(&path), scope);
+        }
+    } else {
+        engine.load_roots(&[dir.to_path_buf()]);
+    }
     (engine, started.elapsed())
 }
 

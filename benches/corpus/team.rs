@@ -443,15 +443,18 @@ pub fn prompt(rng: &mut Rng) -> (String, Vec<String>) {
     (task, vec!["react".into(), "typescript".into()])
 }
 
+/// The team's repository, where its prompts are asked.
+pub const REPO: &str = "/work/shop";
+
 /// A prompt of the team's ([`prompt`]) as the `n`th session's hook asks
-/// it, in the team's repository.
+/// it, in the team's repository ([`REPO`]).
 pub fn query(rng: &mut Rng, n: usize) -> memd::protocol::Query {
     let (task, tags) = prompt(rng);
     memd::protocol::Query {
         task,
         tags,
-        repo: Some("/work/shop".into()),
-        cwd: Some("/work/shop".into()),
+        repo: Some(REPO.into()),
+        cwd: Some(REPO.into()),
         session_id: Some(format!("team-{n}")),
         now: Some("2026-11-22T12:00:00Z".into()),
         ..memd::protocol::Query::default()
