@@ -379,6 +379,44 @@ fn project_knowledge_stays_in_its_project() {
 }
 
 #[test]
+fn a_global_item_hides_a_projects_item_with_its_id_while_it_lasts() {
+    let sandbox = Sandbox::new();
+    let repo = sandbox.dir.path().join("src/app");
+    std::fs::create_dir_all(repo.join(".git")).unwrap();
+    std::fs::create_dir_all(repo.join(".memd")).unwrap();
+    std::fs::write(repo.join(".memd/local.yaml"), gotcha("APP-1", "app's own")).unwrap();
+    let daemon = Daemon::start(&sandbox);
+    // The titles of the items the project's queries see for the db.
+    let seen = || -> Vec<String> {
+        let v = daemon.json(&["search", "fix the db", "--cwd", repo.to_str().unwrap()]);
+        v["ok"]["hits"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|h| h["title"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(seen(), ["app's own"]);
+    // A global file claims the id: the project sees the global item only.
+    let global = sandbox.write("shared.yaml", gotcha("APP-1", "the global one"));
+    eventually("the global item hides the project's", || {
+        seen() == ["the global one"]
+    });
+    // The project's file changes meanwhile (a save is visible within
+    // 150 ms): still hidden.
+    std::fs::write(
+        repo.join(".memd/local.yaml"),
+        gotcha("APP-1", "app's, edited"),
+    )
+    .unwrap();
+    std::thread::sleep(Duration::from_millis(500));
+    assert_eq!(seen(), ["the global one"]);
+    // The global file goes: the project's own item is back, as edited.
+    std::fs::remove_file(global).unwrap();
+    eventually("the project's item is back", || seen() == ["app's, edited"]);
+}
+
+#[test]
 fn polling_takes_over_when_native_watching_is_unavailable() {
     let sandbox = Sandbox::new();
     let file = sandbox.write("g.yaml", gotcha("G-1", "polled"));
