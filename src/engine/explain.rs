@@ -270,8 +270,8 @@ pub(super) fn explain(
                     &t.keywords,
                     &t.context,
                     &t.error_type,
-                    &facts.keyword_terms,
-                    &facts.context_terms,
+                    facts.keyword_terms(),
+                    facts.context_terms(),
                 );
                 n.put("keyword", s.keyword);
                 n.put("context", s.context);
@@ -306,7 +306,7 @@ pub(super) fn explain(
                 o.kind,
                 hours,
                 same,
-                facts.observation_keywords.overlap(&o.content),
+                facts.observation_keywords().overlap(&o.content),
             );
             n.put("recency", s.recency);
             n.put("importance", s.importance);

@@ -29,6 +29,10 @@ pub(super) fn gotchas(
     task: &Task<'_>,
     out: &mut Vec<Entry>,
 ) {
+    if items.is_empty() {
+        return;
+    }
+    let hashes = facts.gotcha_hashes();
     let mut scored: Vec<_> = items
         .iter()
         .filter_map(|live| {
@@ -42,7 +46,7 @@ pub(super) fn gotchas(
                     Features::Gotcha {
                         category: h,
                         single_word: true,
-                    } if !facts.gotcha_hashes.contains(&h) => return None,
+                    } if !hashes.contains(&h) => return None,
                     _ => {}
                 }
             }

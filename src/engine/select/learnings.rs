@@ -14,9 +14,10 @@ use crate::engine::{Engine, GLOBAL};
 /// (a superset of its keywords) can score above zero, so the candidates
 /// come from the text index's postings, not from a scan.
 pub(super) fn learnings(engine: &Engine, facts: &QueryFacts<'_>, out: &mut Vec<Entry>) {
+    let (keyword_terms, context_terms) = (facts.keyword_terms(), facts.context_terms());
     let docs = engine
         .index
-        .docs_containing(&facts.context_terms, &[Field::Keywords, Field::Context]);
+        .docs_containing(context_terms, &[Field::Keywords, Field::Context]);
     let mut scored: Vec<_> = docs
         .into_iter()
         .filter_map(|doc| engine.live_by_doc(doc))
@@ -31,8 +32,8 @@ pub(super) fn learnings(engine: &Engine, facts: &QueryFacts<'_>, out: &mut Vec<E
                 &t.keywords,
                 &t.context,
                 &t.error_type,
-                &facts.keyword_terms,
-                &facts.context_terms,
+                keyword_terms,
+                context_terms,
             );
             let total = s.total();
             // On a prompt, the prompt's words must be among its keywords.

@@ -82,13 +82,17 @@ pub(super) struct QueryFacts<'q> {
     pub(super) record_key: Option<String>,
     pub(super) os: String,
     pub(super) home: Option<String>,
-    /// Stemmed task and conversation keywords, as sorted term ids.
-    pub(super) keyword_terms: Vec<u32>,
-    /// Keyword terms plus tags, repo and agent, as sorted term ids.
-    pub(super) context_terms: Vec<u32>,
-    /// For seed 002's keyword match: the conversation's keywords, or the
-    /// task's terms when there are none.
-    pub(super) observation_keywords: Keywords,
+    /// The engine's text index, for the facts below that only some kinds
+    /// read: each is made the first time it is read, so a query on
+    /// knowledge without those kinds (a team's lessons) does not make it.
+    index: &'q crate::text::TextIndex,
+    /// The task and the conversation's keywords, as one text.
+    keyword_text: String,
+    /// That text with the tags, the repository's name and the agent.
+    context_text: String,
+    keyword_terms: std::cell::OnceCell<Vec<u32>>,
+    context_terms: std::cell::OnceCell<Vec<u32>>,
+    observation_keywords: std::cell::OnceCell<Keywords>,
     /// Bloom bits of the product, the tags and the agent (0 when absent),
     /// and of the agent's core and adjacent domains.
     pub(super) product_bit: u64,
@@ -98,15 +102,12 @@ pub(super) struct QueryFacts<'q> {
     pub(super) adjacent_bits: u64,
     /// Hash of the normalised agent.
     pub(super) agent_hash: u64,
-    /// Hashes a single-word gotcha category must be among to match: the
-    /// agent's domains and role words, and the task's words with and
-    /// without a plural `s`.
-    pub(super) gotcha_hashes: rustc_hash::FxHashSet<u64>,
+    gotcha_hashes: std::cell::OnceCell<rustc_hash::FxHashSet<u64>>,
 }
 
 impl<'q> QueryFacts<'q> {
     pub(super) fn new(
-        engine: &Engine,
+        engine: &'q Engine,
         learned: &'q Learned,
         query: &'q Query,
         now: i64,
@@ -162,45 +163,6 @@ impl<'q> QueryFacts<'q> {
             tags.join(" "),
             agent.as_deref().unwrap_or("")
         );
-        let keyword_terms = term_ids(&engine.index, &keyword_text);
-        let context_terms = term_ids(&engine.index, &context_text);
-        let observation_keywords = if query.keywords.is_empty() {
-            let mut seen: Vec<String> = terms(&query.task);
-            seen.sort();
-            seen.dedup();
-            // A long task (a pasted log): its rarest known terms, as the
-            // text search takes them, so each observation is not scanned
-            // for thousands of words.
-            if seen.len() > MAX_QUERY_TERMS {
-                let df = |t: &String| {
-                    engine
-                        .index
-                        .term_id(t)
-                        .map_or(u32::MAX, |id| engine.index.doc_freq(id))
-                };
-                seen.sort_by_cached_key(|t| (df(t), t.clone()));
-                seen.truncate(MAX_QUERY_TERMS);
-                seen.sort();
-            }
-            seen
-        } else {
-            query
-                .keywords
-                .iter()
-                .map(|k| k.trim().to_lowercase())
-                .filter(|k| !k.is_empty())
-                .collect()
-        };
-        let mut gotcha_hashes: rustc_hash::FxHashSet<u64> =
-            rubric.domains.iter().map(|d| hash(d)).collect();
-        gotcha_hashes.extend(agent.iter().flat_map(|a| a.split('-')).map(hash));
-        for w in &rubric.task_words {
-            gotcha_hashes.insert(hash(w));
-            gotcha_hashes.insert(hash(&format!("{w}s")));
-            if let Some(singular) = w.strip_suffix('s') {
-                gotcha_hashes.insert(hash(singular));
-            }
-        }
         let team = match engine.scope_of(query) {
             crate::engine::GLOBAL => None,
             scope => engine
@@ -218,7 +180,7 @@ impl<'q> QueryFacts<'q> {
             domain_bits: mask(&rubric.domains),
             adjacent_bits: mask(&rubric.adjacent_domains),
             agent_hash: agent.as_deref().map_or(0, hash),
-            gotcha_hashes,
+            gotcha_hashes: Default::default(),
             exclude,
             exclude_spreads: exclude
                 .iter()
@@ -233,10 +195,80 @@ impl<'q> QueryFacts<'q> {
                 .clone()
                 .unwrap_or_else(|| std::env::consts::OS.to_string()),
             home: std::env::var("HOME").ok(),
-            keyword_terms,
-            context_terms,
-            observation_keywords: Keywords::new(&observation_keywords),
+            index: &engine.index,
+            keyword_text,
+            context_text,
+            keyword_terms: Default::default(),
+            context_terms: Default::default(),
+            observation_keywords: Default::default(),
         }
+    }
+
+    /// Stemmed task and conversation keywords, as sorted term ids.
+    pub(super) fn keyword_terms(&self) -> &[u32] {
+        self.keyword_terms
+            .get_or_init(|| term_ids(self.index, &self.keyword_text))
+    }
+
+    /// Keyword terms plus tags, repo and agent, as sorted term ids.
+    pub(super) fn context_terms(&self) -> &[u32] {
+        self.context_terms
+            .get_or_init(|| term_ids(self.index, &self.context_text))
+    }
+
+    /// For seed 002's keyword match: the conversation's keywords, or the
+    /// task's terms when there are none.
+    pub(super) fn observation_keywords(&self) -> &Keywords {
+        self.observation_keywords.get_or_init(|| {
+            let query = self.query;
+            let keywords = if query.keywords.is_empty() {
+                let mut seen: Vec<String> = terms(&query.task);
+                seen.sort();
+                seen.dedup();
+                // A long task (a pasted log): its rarest known terms, as
+                // the text search takes them, so each observation is not
+                // scanned for thousands of words.
+                if seen.len() > MAX_QUERY_TERMS {
+                    let df = |t: &String| {
+                        self.index
+                            .term_id(t)
+                            .map_or(u32::MAX, |id| self.index.doc_freq(id))
+                    };
+                    seen.sort_by_cached_key(|t| (df(t), t.clone()));
+                    seen.truncate(MAX_QUERY_TERMS);
+                    seen.sort();
+                }
+                seen
+            } else {
+                query
+                    .keywords
+                    .iter()
+                    .map(|k| k.trim().to_lowercase())
+                    .filter(|k| !k.is_empty())
+                    .collect()
+            };
+            Keywords::new(&keywords)
+        })
+    }
+
+    /// Hashes a single-word gotcha category must be among to match: the
+    /// agent's domains and role words, and the task's words with and
+    /// without a plural `s`.
+    pub(super) fn gotcha_hashes(&self) -> &rustc_hash::FxHashSet<u64> {
+        self.gotcha_hashes.get_or_init(|| {
+            let rubric = &self.rubric;
+            let mut hashes: rustc_hash::FxHashSet<u64> =
+                rubric.domains.iter().map(|d| hash(d)).collect();
+            hashes.extend(rubric.agent.iter().flat_map(|a| a.split('-')).map(hash));
+            for w in &rubric.task_words {
+                hashes.insert(hash(w));
+                hashes.insert(hash(&format!("{w}s")));
+                if let Some(singular) = w.strip_suffix('s') {
+                    hashes.insert(hash(singular));
+                }
+            }
+            hashes
+        })
     }
 
     /// Whether the session has already seen `item`.

@@ -60,7 +60,7 @@ pub(super) fn observations(
         let Body::Observation(o) = &live.item.body else {
             continue;
         };
-        s.keyword = facts.observation_keywords.overlap(&o.content);
+        s.keyword = facts.observation_keywords().overlap(&o.content);
         let total = s.total();
         if total >= min {
             let at = best_totals.partition_point(|&t| t >= total);
