@@ -334,13 +334,20 @@ fn a_session_is_not_shown_the_same_item_twice() {
     assert_eq!(daemon.json(&["status"])["ok"]["status"]["sessions"], 2);
 }
 
-#[test]
-fn project_knowledge_stays_in_its_project() {
-    let sandbox = Sandbox::new();
+/// A repository at `src/app` in the sandbox, its `.memd/local.yaml`
+/// holding `knowledge`.
+fn repo_with_knowledge(sandbox: &Sandbox, knowledge: &str) -> std::path::PathBuf {
     let repo = sandbox.dir.path().join("src/app");
     std::fs::create_dir_all(repo.join(".git")).unwrap();
     std::fs::create_dir_all(repo.join(".memd")).unwrap();
-    std::fs::write(repo.join(".memd/local.yaml"), gotcha("APP-1", "app only")).unwrap();
+    std::fs::write(repo.join(".memd/local.yaml"), knowledge).unwrap();
+    repo
+}
+
+#[test]
+fn project_knowledge_stays_in_its_project() {
+    let sandbox = Sandbox::new();
+    let repo = repo_with_knowledge(&sandbox, &gotcha("APP-1", "app only"));
     let elsewhere = sandbox.dir.path().join("src/other");
     std::fs::create_dir_all(elsewhere.join(".git")).unwrap();
     let daemon = Daemon::start(&sandbox);
@@ -381,10 +388,7 @@ fn project_knowledge_stays_in_its_project() {
 #[test]
 fn a_global_item_hides_a_projects_item_with_its_id_while_it_lasts() {
     let sandbox = Sandbox::new();
-    let repo = sandbox.dir.path().join("src/app");
-    std::fs::create_dir_all(repo.join(".git")).unwrap();
-    std::fs::create_dir_all(repo.join(".memd")).unwrap();
-    std::fs::write(repo.join(".memd/local.yaml"), gotcha("APP-1", "app's own")).unwrap();
+    let repo = repo_with_knowledge(&sandbox, &gotcha("APP-1", "app's own"));
     let daemon = Daemon::start(&sandbox);
     // The titles of the items the project's queries see for the db.
     let seen = || -> Vec<String> {
