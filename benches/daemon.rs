@@ -726,15 +726,13 @@ fn team_hook_end_to_end(
         hooks.sort();
         let (p50p, p50h) = (percentile(&pings, 0.5), percentile(&hooks, 0.5));
         // What of it is the query inside the daemon (memd's own figures).
-        let inside = match Conn::open(&daemon.socket)
-            .and_then(|mut c| c.ask(RequestBody::Status).map_err(std::io::Error::other))
-        {
-            Ok(Reply::Status(status)) => format!(
+        let inside = match status(&daemon.socket) {
+            Some(status) => format!(
                 "; inside the daemon p50 {:.2} ms p99 {:.2} ms",
                 status.query_latency.p50_us / 1000.0,
                 status.query_latency.p99_us / 1000.0
             ),
-            _ => String::new(),
+            None => String::new(),
         };
         println!(
             "prompt hook end to end, team corpus at {lessons} lessons{}{}, {prompts_a_session} prompt(s) a session (ready in {ready:.2?}): ping p50 {p50p:.2?} p99 {:.2?}; hook p50 {p50h:.2?} p99 {:.2?}; p50 ratio {:.2} (budget 2.00); {blocks} of {} prompts given a block{inside}",
@@ -749,15 +747,20 @@ fn team_hook_end_to_end(
     }
 }
 
-/// The live lessons the daemon at `socket` reports (0 when it does not
-/// answer).
-fn live_lessons(socket: &Path) -> u64 {
+/// What `memctl status` reports of the daemon at `socket`, if it answers.
+fn status(socket: &Path) -> Option<Box<memd::protocol::StatusReport>> {
     match Conn::open(socket)
         .and_then(|mut c| c.ask(RequestBody::Status).map_err(std::io::Error::other))
     {
-        Ok(Reply::Status(status)) => status.items.get("lesson").copied().unwrap_or(0),
-        _ => 0,
+        Ok(Reply::Status(status)) => Some(status),
+        _ => None,
     }
+}
+
+/// The live lessons the daemon at `socket` reports (0 when it does not
+/// answer).
+fn live_lessons(socket: &Path) -> u64 {
+    status(socket).map_or(0, |s| s.items.get("lesson").copied().unwrap_or(0))
 }
 
 fn main() {

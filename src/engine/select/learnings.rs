@@ -8,13 +8,14 @@ use crate::text::Field;
 
 use super::{dims, entry, top_k, QueryFacts};
 use crate::engine::features::Features;
-use crate::engine::{Engine, GLOBAL};
+use crate::engine::Engine;
 
 /// Seed 003. Only a learning that shares a term with the query's context
 /// (a superset of its keywords) can score above zero, so the candidates
 /// come from the text index's postings, not from a scan.
 pub(super) fn learnings(engine: &Engine, facts: &QueryFacts<'_>, out: &mut Vec<Entry>) {
     let (keyword_terms, context_terms) = (facts.keyword_terms(), facts.context_terms());
+    let scope = engine.scope_of(facts.query);
     let docs = engine
         .index
         .docs_containing(context_terms, &[Field::Keywords, Field::Context]);
@@ -22,7 +23,7 @@ pub(super) fn learnings(engine: &Engine, facts: &QueryFacts<'_>, out: &mut Vec<E
         .into_iter()
         .filter_map(|doc| engine.live_by_doc(doc))
         .filter(|live| live.kind == Kind::Learning && !facts.excluded(&live.item))
-        .filter(|live| live.scope == GLOBAL || engine.visible(live, engine.scope_of(facts.query)))
+        .filter(|live| engine.visible(live, scope))
         .filter_map(|live| {
             let (Body::Learning(l), Features::Learning(t)) = (&live.item.body, &live.features)
             else {
