@@ -1537,6 +1537,93 @@ fn a_lesson_its_passing_matches_turn_against_is_re_checked_on_its_own_topic() {
     assert_ne!(probation(&daemon), Some(1.0.into()));
 }
 
+/// A prompt about digests that matches L-2 and L-4 of the test below
+/// only in passing.
+const DOCKER_DIGEST: &str = "pin the base image digest in docker";
+
+#[test]
+fn two_lessons_that_helped_re_checked_on_a_prompt_show_a_change() {
+    let sandbox = Sandbox::new();
+    sandbox.write(
+        "lessons.yaml",
+        "lessons:
+  - id: L-2
+    text: Integration tests need the docker compose stack up
+  - id: L-4
+    text: Bring the stack up in docker before the integration tests run
+  - id: L-3
+    text: Pin the base image digest in the release pipeline
+  - id: L-GO
+    text: Bring the stack up with the race detector on for integration tests
+    tags: [go]
+",
+    );
+    let daemon = Daemon::start(&sandbox);
+    // A Go workspace was seen: in a Python one, L-GO is written for another
+    // stack, a candidate only on a prompt that shows a change.
+    session(&daemon, "s-go", "go");
+    daemon.recorded();
+    let ids = |task| -> Vec<String> {
+        shown_on(&daemon, task, None)
+            .into_iter()
+            .map(|(id, _)| id)
+            .collect()
+    };
+    // Feedback speaks of the showing it follows.
+    let judge = |id: &str, task: &str, verdict: &str| {
+        let shown = shown_on(&daemon, task, None);
+        assert!(
+            shown.iter().any(|(s, _)| s == id),
+            "{id} on {task}: {shown:?}"
+        );
+        daemon.json(&["feedback", id, verdict]);
+    };
+    // Both helped here three times on their topic...
+    for id in ["L-2", "L-4"] {
+        for _ in 0..3 {
+            judge(id, STACK_PROMPT, "--relevant");
+        }
+    }
+    assert_eq!(ids(STACK_PROMPT), ["L-4", "L-2"]);
+    // ...then L-2 did not, twice, where it matched in passing: its record
+    // over every showing filters it, and on its topic it is a re-check.
+    // One lesson re-checked shows no change (the judge's errors, or
+    // prompts on another topic, turn one as readily).
+    for _ in 0..2 {
+        judge("L-2", DOCKER_DIGEST, "--irrelevant");
+    }
+    let go = |daemon: &Daemon| explain_on(daemon, "L-GO", STACK_PROMPT);
+    assert!(
+        explain_on(&daemon, "L-2", STACK_PROMPT).contains("it is a re-check"),
+        "{}",
+        explain_on(&daemon, "L-2", STACK_PROMPT)
+    );
+    assert!(go(&daemon).contains("this one does not"), "{}", go(&daemon));
+    assert!(!ids(STACK_PROMPT).contains(&"L-GO".to_string()));
+    // L-4 too: two lessons that had helped here are re-checked on the
+    // prompt, which shows a change, and L-GO is a candidate on it.
+    for _ in 0..2 {
+        judge("L-4", DOCKER_DIGEST, "--irrelevant");
+    }
+    let why = go(&daemon);
+    assert!(
+        why.contains("had each been judged relevant here at least 3 times and are now re-checked here, their records over every showing filtering them")
+            && why.contains("L-2 and L-4") | why.contains("L-4 and L-2"),
+        "{why}"
+    );
+    assert!(ids(STACK_PROMPT).contains(&"L-GO".to_string()));
+    // Another Python repository saw no change: not there.
+    let elsewhere = stdout(&daemon.memctl(&[
+        "explain",
+        "L-GO",
+        "--task",
+        STACK_PROMPT,
+        "--tags",
+        "python,flask",
+    ]));
+    assert!(elsewhere.contains("this one does not"), "{elsewhere}");
+}
+
 #[test]
 fn feedback_without_tags_speaks_of_the_showing_it_follows() {
     let sandbox = Sandbox::new();

@@ -489,15 +489,11 @@ fn lesson(
     n.put("another_stack", f64::from(u8::from(another_stack)));
     if another_stack {
         n.say(format!(
-            "written for another stack: its own tags (a lesson given none: the words of its text) name [{}], workspaces memd has seen, and none of them is among [{}]; on a prompt it comes after every lesson that is not and after every re-check of a filtered one, and until it is judged relevant here it is a candidate only on a prompt that shows a change here (a lesson that had helped here held back from it by its own record): {}",
+            "written for another stack: its own tags (a lesson given none: the words of its text) name [{}], workspaces memd has seen, and none of them is among [{}]; on a prompt it comes after every lesson that is not and after every re-check of a filtered one, and until it is judged relevant here it is a candidate only on a prompt that shows a change here (a lesson that had helped here held back from it by its own record, or two such lessons re-checked on it, their records over every showing filtering them): {}",
             context.seen.among(item.stack_words()).join(", "),
             facts.tags.join(", "),
             match changed {
-                Some(change) => format!(
-                    "this one does ({} had been judged relevant here at least {} times and is now filtered here)",
-                    change.lesson,
-                    tag_relevance::MIN_EVALS_FOR_FILTER
-                ),
+                Some(change) => format!("this one does ({})", change.shown_by()),
                 None => "this one does not".to_string(),
             }
         ));
@@ -813,9 +809,8 @@ fn lesson(
             } if judged.rechecked_on(changed) => {
                 let change = changed.expect("re-checked on a change");
                 format!(
-                    "a candidate, on probation: filtered here, but the prompt shows a change here ({} had been judged relevant here at least {} times and is now filtered here, {:.0} prompts held back since its latest verdict), and what filters this one is older ({:.0} prompts held back since its latest verdict here): a lesson that did not help on the topic may now; re-checked once, its verdict then decides",
-                    change.lesson,
-                    tag_relevance::MIN_EVALS_FOR_FILTER,
+                    "a candidate, on probation: filtered here, but the prompt shows a change here ({}, {:.0} prompts held back since its latest verdict), and what filters this one is older ({:.0} prompts held back since its latest verdict here): a lesson that did not help on the topic may now; re-checked once, its verdict then decides",
+                    change.shown_by(),
                     change.held,
                     judged.assessment.as_deref().map_or(0.0, |a| a.held()),
                 )

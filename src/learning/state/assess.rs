@@ -103,13 +103,24 @@ impl Assessment {
     /// and its own record here ([`Assessment::record`]) holds at least the
     /// seed's [`MIN_EVALS_FOR_FILTER`] sessions that judged it relevant:
     /// it had helped here, and on its latest verdicts it no longer does.
-    /// (A lesson filtered on its first verdicts, or never relevant here,
-    /// says nothing about a change.)
+    /// Or it is a re-check because its record here over every showing
+    /// filters it ([`Assessment::every_showing`], not on trial), and that
+    /// record holds as many relevant verdicts: where a context has few
+    /// sessions, the verdicts that found it relevant came on prompts that
+    /// matched it in passing as often as on those that matched it well, and
+    /// its record on strong matches may hold fewer. (A lesson filtered on
+    /// its first verdicts, or never relevant here, says nothing about a
+    /// change.)
     pub fn turned(&self) -> bool {
-        self.verdict == TagVerdict::Filtered
-            && self
+        match self.verdict {
+            TagVerdict::Filtered => self
                 .record
-                .is_some_and(|r| r.positive >= MIN_EVALS_FOR_FILTER)
+                .is_some_and(|r| r.positive >= MIN_EVALS_FOR_FILTER),
+            TagVerdict::Probation(_) => self
+                .every_showing
+                .is_some_and(|r| !r.trial && r.positive >= MIN_EVALS_FOR_FILTER),
+            TagVerdict::Boost(_) => false,
+        }
     }
 
     /// memd: how old its evidence here is: the prompts it was held back
