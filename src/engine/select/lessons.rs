@@ -139,6 +139,14 @@ impl Change {
         }
     }
 
+    /// Notes `judged`, a re-check of `id` on the prompt, in `rechecked`
+    /// (its id and [`Assessment::held`]) if it turned.
+    fn note_recheck(rechecked: &mut Vec<(String, f64)>, id: &str, judged: &Judged) {
+        if let Some(a) = judged.assessment.as_deref().filter(|a| a.turned()) {
+            rechecked.push((id.to_string(), a.held()));
+        }
+    }
+
     /// The change shown by lessons that turned and are re-checked on the
     /// prompt (`rechecked`: each one's id and [`Assessment::held`]), where
     /// there are [`RECHECKS_FOR_A_CHANGE`] of them: led by the one judged
@@ -558,20 +566,15 @@ pub(super) fn lessons(
         let Some(judged) = judge(facts, &context, live, points) else {
             continue;
         };
-        if matches!(
-            judged.outcome,
-            Outcome::Candidate {
-                probation: true,
-                ..
-            } | Outcome::ProbationTooWeak
-        ) {
-            if let Some(a) = judged.assessment.as_deref().filter(|a| a.turned()) {
-                turned_rechecks.push((live.item.id.to_string(), a.held()));
-            }
-        }
         match judged.outcome {
-            Outcome::Candidate { .. } => {
+            Outcome::Candidate { probation, .. } => {
+                if probation {
+                    Change::note_recheck(&mut turned_rechecks, &live.item.id, &judged);
+                }
                 pool.push(candidate(facts, &context, (live, similarity), judged))
+            }
+            Outcome::ProbationTooWeak => {
+                Change::note_recheck(&mut turned_rechecks, &live.item.id, &judged)
             }
             Outcome::Filtered { held_back: true } => {
                 if let Some(a) = judged.assessment.as_deref() {
