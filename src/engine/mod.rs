@@ -426,8 +426,10 @@ impl Engine {
     /// Marks every project's item with `id` as `shadowed` by a global one,
     /// or no longer.
     fn shadow(&mut self, id: &str, shadowed: bool) {
+        let mut key = (GLOBAL, Id::from(id));
         for scope in 1..=self.projects.len() as ScopeId {
-            let Some(entry) = self.ids.get(&(scope, Id::from(id))) else {
+            key.0 = scope;
+            let Some(entry) = self.ids.get(&key) else {
                 continue;
             };
             if let Some(live) = self.slots[entry.slot as usize].as_mut() {
