@@ -1349,6 +1349,110 @@ fn a_lesson_filtered_before_a_change_is_re_checked_once_on_a_prompt_that_shows_i
     assert!(!why.contains("the prompt shows a change here"), "{why}");
 }
 
+#[test]
+fn lessons_filtered_before_a_change_are_re_checked_on_a_two_point_match_that_shows_it() {
+    // Still waiting (filtered), and on probation with its wait over.
+    re_checked_on_a_two_point_match_after_a_change(false);
+    re_checked_on_a_two_point_match_after_a_change(true);
+}
+
+/// L-OLD, filtered here on verdicts older than a change that L-ANY shows,
+/// matched by the prompt at 2 task points, still waiting or (`on_probation`)
+/// on probation: re-checked once on the prompt that shows the change.
+fn re_checked_on_a_two_point_match_after_a_change(on_probation: bool) {
+    let sandbox = Sandbox::new();
+    sandbox.write(
+        "lessons.yaml",
+        "lessons:
+  - id: L-OLD
+    text: Seed the fixtures before the integration tests
+  - id: L-ANY
+    text: Run the integration tests against a clean database
+",
+    );
+    let daemon = Daemon::start(&sandbox);
+    let feedback = |id: &str, verdict: &str| {
+        daemon.json(&["feedback", id, verdict, "--tags", "python"]);
+    };
+    let band = |id: &str| {
+        let why = explain(&daemon, id, "python");
+        let at = why.find("(band ").expect("a task band");
+        why[at + 6..at + 7].parse::<u8>().unwrap()
+    };
+    // The test prompt matches L-OLD at 2 task points, L-ANY at 3.
+    assert_eq!((band("L-OLD"), band("L-ANY")), (2, 3));
+    // L-OLD did not help here; L-ANY did, three times. Still waiting,
+    // L-OLD did not help on more verdicts: it waits longer.
+    for _ in 0..3 {
+        feedback("L-OLD", "--irrelevant");
+        feedback("L-ANY", "--relevant");
+    }
+    if !on_probation {
+        for _ in 0..3 {
+            feedback("L-OLD", "--irrelevant");
+        }
+    }
+    // Sessions hold L-OLD back: its evidence ages, until its wait is over
+    // where it goes on probation (a 2-point match is too weak to re-check
+    // a record against it).
+    let mut sessions = 0;
+    let waited = |daemon: &Daemon, sessions: usize| {
+        if on_probation {
+            explain(daemon, "L-OLD", "python").contains("on probation")
+        } else {
+            sessions == 2
+        }
+    };
+    while !waited(&daemon, sessions) {
+        assert!(
+            sessions < 12,
+            "L-OLD still waiting after {sessions} sessions"
+        );
+        open_session(&daemon, &format!("s-{sessions}"), "python");
+        daemon.recorded();
+        sessions += 1;
+    }
+    let why = explain(&daemon, "L-OLD", "python");
+    let held = if on_probation {
+        "on probation, and the prompt's task match is below 3 points"
+    } else {
+        "filtered by what was learned"
+    };
+    assert!(why.contains(held), "{why}");
+    assert_eq!(lesson_ids(&daemon, "python"), ["L-ANY"]);
+    // Then L-ANY no longer helps, until its own record filters it: the
+    // prompt shows a change, and L-OLD, whose evidence is older, is
+    // re-checked on the match that counts its wait.
+    let mut verdicts = 0;
+    while lesson_ids(&daemon, "python").contains(&"L-ANY".to_string()) {
+        assert!(verdicts < 6, "L-ANY still shown after {verdicts} verdicts");
+        feedback("L-ANY", "--irrelevant");
+        verdicts += 1;
+    }
+    let v = lessons_on_the_test_prompt(&daemon, "python");
+    assert_eq!(common::item_ids(&v), ["L-OLD"]);
+    assert_eq!(
+        v["ok"]["answer"]["items"][0]["dimensions"]["probation"],
+        1.0
+    );
+    let why = explain(&daemon, "L-OLD", "python");
+    let held = if on_probation {
+        "on probation here, its wait over but the prompt's task match below 3 points"
+    } else {
+        "filtered here"
+    };
+    assert!(
+        why.contains(&format!("a candidate, on probation: {held}, but the prompt shows a change here (L-ANY had been judged relevant here at least 3 times and is now filtered here")),
+        "{why}"
+    );
+    // Re-checked once: its verdict is newer than the change.
+    feedback("L-OLD", "--irrelevant");
+    assert!(lesson_ids(&daemon, "python").is_empty());
+    // Another context saw no change: no re-check there.
+    let why = explain(&daemon, "L-OLD", "python,flask");
+    assert!(!why.contains("the prompt shows a change here"), "{why}");
+}
+
 /// A lesson about the compose stack, and one about image digests whose
 /// prompts mention the stack only in passing.
 const PASSING: &str = "lessons:

@@ -54,7 +54,8 @@
 //! `MEMD_BENCH_DEBUG=1` traces each measured prompt's lessons (and each
 //! drift session that showed a stale lesson as a kept one, and the judge's
 //! noise as `memctl status` reads it when the drift begins and every five
-//! drift sessions) on stderr;
+//! drift sessions) on stderr, and `MEMD_BENCH_FULL=1` with it each
+//! relevant lesson's whole explanation, not only its first lines;
 //! `MEMD_BENCH_TRACE=1` prints each verdict a session's lessons get, and
 //! why (a wrong verdict, a lesson shown on another topic, another scope),
 //! and each lesson a prompt shows (`S session repository lesson topic
@@ -704,15 +705,16 @@ impl<'w> Run<'w> {
                 &cwd.display().to_string(),
             ]);
             let text = String::from_utf8_lossy(&e.stdout);
+            let full = std::env::var_os("MEMD_BENCH_FULL").is_some();
             let short: Vec<&str> = text
                 .lines()
                 .filter(|x| {
-                    x.contains("similarity")
+                    full || x.contains("similarity")
                         || x.contains("filtered")
                         || x.contains("shown")
                         || x.contains("not")
                 })
-                .take(3)
+                .take(if full { usize::MAX } else { 3 })
                 .collect();
             eprintln!("  relevant {} {:?}: {}", l.id, l.scope, short.join(" | "));
         }

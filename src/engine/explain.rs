@@ -808,8 +808,18 @@ fn lesson(
                 probation: true, ..
             } if judged.rechecked_on(changed) => {
                 let change = changed.expect("re-checked on a change");
+                let held = match judged.outcome {
+                    lessons::Outcome::ProbationTooWeak => format!(
+                        "on probation here, its wait over but the prompt's task match below {}",
+                        judged
+                            .assessment
+                            .as_deref()
+                            .map_or_else(|| format!("{} points", lesson::PROBATION_SHOW_TASK_POINTS), recheck_band)
+                    ),
+                    _ => "filtered here".to_string(),
+                };
                 format!(
-                    "a candidate, on probation: filtered here, but the prompt shows a change here ({}, {:.0} prompts held back since its latest verdict), and what filters this one is older ({:.0} prompts held back since its latest verdict here): a lesson that did not help on the topic may now; re-checked once, its verdict then decides",
+                    "a candidate, on probation: {held}, but the prompt shows a change here ({}, {:.0} prompts held back since its latest verdict), and what filters this one is older ({:.0} prompts held back since its latest verdict here): a lesson that did not help on the topic may now; re-checked once, its verdict then decides",
                     change.shown_by(),
                     change.held,
                     judged.assessment.as_deref().map_or(0.0, |a| a.held()),

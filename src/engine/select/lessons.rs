@@ -6,8 +6,8 @@
 //! for another stack and not known to help here is a candidate only on a
 //! prompt that shows a change in the context ([`Noted::changed`]); a
 //! filtered one on probation only on a strong match, and on a prompt that
-//! shows a change, filtered on evidence older than the change
-//! ([`Judged::on_prompt`]). At session start (no task) the pinned lessons
+//! shows a change, filtered on evidence older than the change, on a match
+//! of the band its wait counts ([`Judged::on_prompt`]). At session start (no task) the pinned lessons
 //! come in, best evidence first.
 
 use std::cmp::Ordering;
@@ -250,15 +250,17 @@ impl Judged {
     /// none: a lesson written for another stack is a candidate only on
     /// one that does; and on one that does, a lesson filtered here on
     /// evidence older than the change (held back from more prompts since
-    /// its latest verdict than the lesson that shows the change), on a
-    /// strong match, is a re-check ([`Judged::rechecked_on`]).
+    /// its latest verdict than the lesson that shows the change), still
+    /// waiting or on probation, is a re-check ([`Judged::rechecked_on`]).
     pub(in crate::engine) fn on_prompt(&self, change: Option<&Change>) -> Outcome {
         match self.outcome {
             Outcome::AnotherStack { boost } if change.is_some() => Outcome::Candidate {
                 boost,
                 probation: false,
             },
-            Outcome::Filtered { held_back: true } if self.rechecked_on(change) => {
+            Outcome::Filtered { held_back: true } | Outcome::ProbationTooWeak
+                if self.rechecked_on(change) =>
+            {
                 let level = self.assessment.as_ref().map_or(0.0, |a| a.here.level);
                 Outcome::Candidate {
                     boost: level / 3.0 * RELEVANCE_WEIGHT,
@@ -269,22 +271,32 @@ impl Judged {
         }
     }
 
-    /// memd: filtered here on evidence older than `change`, and matched
-    /// well enough to be re-checked. A change in a context makes what was
-    /// learned there before it doubtful: a lesson that did not help on the
-    /// topic may help now that what did no longer does. Each such lesson
-    /// is re-checked once, at the first prompt that shows the change; its
-    /// verdict then makes its evidence newer than the change. Not a
-    /// lesson that shows a change itself: its own wait decides its
+    /// memd: filtered here on evidence older than `change`, held back
+    /// from the prompt (still waiting, [`Outcome::Filtered`], or on
+    /// probation with a match too weak for its re-check,
+    /// [`Outcome::ProbationTooWeak`]), on a match of the band its wait
+    /// counts ([`PROBATION_MIN_TASK_POINTS`]). A change in a context makes
+    /// what was learned there before it doubtful: a lesson that did not
+    /// help on the topic may help now that what did no longer does. Each
+    /// such lesson is re-checked once, at the first prompt that shows the
+    /// change; its verdict then makes its evidence newer than the change.
+    /// Not a lesson that shows a change itself: its own wait decides its
     /// re-check ([`crate::learning::tag_relevance::probation_wait`]).
-    /// Measured (the learning bench, evaluator; chosen on seeds 1-4,
-    /// reported on 9-16): BENCHMARKS.md, "Learning per context".
+    /// The band is the one a lesson's wait counts, not the strongest a
+    /// re-check waits for elsewhere ([`Assessment::recheck_points`]): a
+    /// lesson whose text never matches its topic's prompts that well was
+    /// otherwise re-checked only by chance after a change (the learning
+    /// bench, evaluator, 20%; chosen on seeds 25-40, where a rule on the
+    /// strongest band for a lesson still waiting was tried too; reported
+    /// on seeds 41-56 and 9-24): BENCHMARKS.md, "Learning".
     pub(in crate::engine) fn rechecked_on(&self, change: Option<&Change>) -> bool {
         let (Some(change), Some(a)) = (change, self.assessment.as_deref()) else {
             return false;
         };
-        self.outcome == (Outcome::Filtered { held_back: true })
-            && self.band >= PROBATION_SHOW_TASK_POINTS
+        matches!(
+            self.outcome,
+            Outcome::Filtered { held_back: true } | Outcome::ProbationTooWeak
+        ) && self.band >= PROBATION_MIN_TASK_POINTS
             && !a.turned()
             && a.held() > change.held
     }
@@ -530,8 +542,8 @@ pub(super) fn lessons(
     // Lessons written for another stack, until the prompt is known to
     // show a change or not.
     let mut another_stack = Vec::new();
-    // Lessons filtered here that a strong match would re-check, until the
-    // prompt is known to show a change or not.
+    // Lessons filtered here, waiting or on probation, that a change would
+    // re-check, until the prompt is known to show a change or not.
     let mut filtered = Vec::new();
     // At session start, a lesson no automatic pin names is passed over by
     // its spread, without hashing its id.
@@ -574,16 +586,17 @@ pub(super) fn lessons(
                 pool.push(candidate(facts, &context, (live, similarity), judged))
             }
             Outcome::ProbationTooWeak => {
-                Change::note_recheck(&mut turned_rechecks, &live.item.id, &judged)
+                Change::note_recheck(&mut turned_rechecks, &live.item.id, &judged);
+                if judged.band >= PROBATION_MIN_TASK_POINTS {
+                    filtered.push((live, similarity, judged));
+                }
             }
             Outcome::Filtered { held_back: true } => {
                 if let Some(a) = judged.assessment.as_deref() {
                     Change::note(&mut changed, &live.item.id, a);
                 }
                 held_back.push(live.item.id.clone());
-                if judged.band >= PROBATION_SHOW_TASK_POINTS {
-                    filtered.push((live, similarity, judged));
-                }
+                filtered.push((live, similarity, judged));
             }
             Outcome::AnotherStack { .. } => another_stack.push((live, similarity, judged)),
             _ => {}
