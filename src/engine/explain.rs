@@ -115,6 +115,15 @@ fn recheck_band(a: &Assessment) -> String {
     }
 }
 
+/// [`recheck_band`] of a judged lesson, seed 001's strongest band where
+/// nothing was learned about it.
+fn recheck_band_of(judged: &lessons::Judged) -> String {
+    judged.assessment.as_deref().map_or_else(
+        || format!("{} points", lesson::PROBATION_SHOW_TASK_POINTS),
+        recheck_band,
+    )
+}
+
 /// An optional value for people: the value, or `none`.
 fn one(value: Option<&String>) -> &str {
     value.map_or("none", String::as_str)
@@ -796,10 +805,7 @@ fn lesson(
             lessons::Outcome::Filtered { .. } => "filtered by what was learned".to_string(),
             lessons::Outcome::ProbationTooWeak => format!(
                 "on probation, and the prompt's task match is below {}",
-                judged
-                    .assessment
-                    .as_deref()
-                    .map_or_else(|| format!("{} points", lesson::PROBATION_SHOW_TASK_POINTS), recheck_band)
+                recheck_band_of(&judged)
             ),
             lessons::Outcome::AnotherStack { .. } =>
                 "written for another stack, and the prompt shows no change here: not a candidate"
@@ -811,10 +817,7 @@ fn lesson(
                 let held = match judged.outcome {
                     lessons::Outcome::ProbationTooWeak => format!(
                         "on probation here, its wait over but the prompt's task match below {}",
-                        judged
-                            .assessment
-                            .as_deref()
-                            .map_or_else(|| format!("{} points", lesson::PROBATION_SHOW_TASK_POINTS), recheck_band)
+                        recheck_band_of(&judged)
                     ),
                     _ => "filtered here".to_string(),
                 };
