@@ -1322,18 +1322,7 @@ fn a_lesson_filtered_before_a_change_is_re_checked_once_on_a_prompt_that_shows_i
     assert!(why.contains("filtered by what was learned"), "{why}");
     // Then L-ANY no longer helps, until its own record filters it: the
     // prompt shows a change, and what filters L-OLD is older than it.
-    let mut verdicts = 0;
-    while lesson_ids(&daemon, "python").contains(&"L-ANY".to_string()) {
-        assert!(verdicts < 6, "L-ANY still shown after {verdicts} verdicts");
-        feedback("L-ANY", "--irrelevant");
-        verdicts += 1;
-    }
-    let v = lessons_on_the_test_prompt(&daemon, "python");
-    assert_eq!(common::item_ids(&v), ["L-OLD"]);
-    assert_eq!(
-        v["ok"]["answer"]["items"][0]["dimensions"]["probation"],
-        1.0
-    );
+    turn_l_any_then_see_l_old_re_checked(&daemon);
     let why = explain(&daemon, "L-OLD", "python");
     assert!(
         why.contains("a candidate, on probation: filtered here, but the prompt shows a change here (L-ANY had been judged relevant here at least 3 times and is now filtered here, 0 prompts held back since its latest verdict), and what filters this one is older (2 prompts held back"),
@@ -1347,6 +1336,24 @@ fn a_lesson_filtered_before_a_change_is_re_checked_once_on_a_prompt_that_shows_i
     // Another context saw no change: no re-check there on one.
     let why = explain(&daemon, "L-OLD", "python,flask");
     assert!(!why.contains("the prompt shows a change here"), "{why}");
+}
+
+/// L-ANY judged irrelevant with the python tag until the test prompt no
+/// longer shows it (its own record filters it: a change); then the prompt
+/// shows L-OLD alone, as a re-check.
+fn turn_l_any_then_see_l_old_re_checked(daemon: &Daemon) {
+    let mut verdicts = 0;
+    while lesson_ids(daemon, "python").contains(&"L-ANY".to_string()) {
+        assert!(verdicts < 6, "L-ANY still shown after {verdicts} verdicts");
+        daemon.json(&["feedback", "L-ANY", "--irrelevant", "--tags", "python"]);
+        verdicts += 1;
+    }
+    let v = lessons_on_the_test_prompt(daemon, "python");
+    assert_eq!(common::item_ids(&v), ["L-OLD"]);
+    assert_eq!(
+        v["ok"]["answer"]["items"][0]["dimensions"]["probation"],
+        1.0
+    );
 }
 
 #[test]
@@ -1423,18 +1430,7 @@ fn re_checked_on_a_two_point_match_after_a_change(on_probation: bool) {
     // Then L-ANY no longer helps, until its own record filters it: the
     // prompt shows a change, and L-OLD, whose evidence is older, is
     // re-checked on the match that counts its wait.
-    let mut verdicts = 0;
-    while lesson_ids(&daemon, "python").contains(&"L-ANY".to_string()) {
-        assert!(verdicts < 6, "L-ANY still shown after {verdicts} verdicts");
-        feedback("L-ANY", "--irrelevant");
-        verdicts += 1;
-    }
-    let v = lessons_on_the_test_prompt(&daemon, "python");
-    assert_eq!(common::item_ids(&v), ["L-OLD"]);
-    assert_eq!(
-        v["ok"]["answer"]["items"][0]["dimensions"]["probation"],
-        1.0
-    );
+    turn_l_any_then_see_l_old_re_checked(&daemon);
     let why = explain(&daemon, "L-OLD", "python");
     let held = if on_probation {
         "on probation here, its wait over but the prompt's task match below 3 points"
