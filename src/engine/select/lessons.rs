@@ -542,8 +542,9 @@ pub(super) fn lessons(
     // Lessons written for another stack, until the prompt is known to
     // show a change or not.
     let mut another_stack = Vec::new();
-    // Lessons filtered here, waiting or on probation, that a change would
-    // re-check, until the prompt is known to show a change or not.
+    // Lessons filtered here, waiting or on probation, until the prompt is
+    // known to show a change or not ([`Judged::rechecked_on`] decides
+    // which it re-checks).
     let mut filtered = Vec::new();
     // At session start, a lesson no automatic pin names is passed over by
     // its spread, without hashing its id.
@@ -587,9 +588,7 @@ pub(super) fn lessons(
             }
             Outcome::ProbationTooWeak => {
                 Change::note_recheck(&mut turned_rechecks, &live.item.id, &judged);
-                if judged.band >= PROBATION_MIN_TASK_POINTS {
-                    filtered.push((live, similarity, judged));
-                }
+                filtered.push((live, similarity, judged));
             }
             Outcome::Filtered { held_back: true } => {
                 if let Some(a) = judged.assessment.as_deref() {
