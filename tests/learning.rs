@@ -1449,6 +1449,67 @@ fn re_checked_on_a_two_point_match_after_a_change(on_probation: bool) {
     assert!(!why.contains("the prompt shows a change here"), "{why}");
 }
 
+#[test]
+fn a_re_check_on_a_two_point_match_is_set_with_the_lessons_for_another_stack() {
+    let sandbox = Sandbox::new();
+    sandbox.write(
+        "lessons.yaml",
+        "lessons:
+  - id: L-OLD
+    text: Seed the fixtures before the integration tests
+  - id: L-ANY
+    text: Run the integration tests against a clean database
+  - id: L-GO
+    text: Run the integration tests with the race detector on
+    tags: [go]
+",
+    );
+    let daemon = Daemon::start(&sandbox);
+    session(&daemon, "s-go", "go");
+    common::eventually("the Go session counted", || {
+        explain(&daemon, "L-GO", "python").contains("name [go], workspaces memd has seen")
+    });
+    // L-OLD did not help here; L-ANY did, three times. Sessions hold
+    // L-OLD back until it is on probation, and a 2-point match is too weak
+    // to re-check it.
+    for _ in 0..3 {
+        daemon.json(&["feedback", "L-OLD", "--irrelevant", "--tags", "python"]);
+        daemon.json(&["feedback", "L-ANY", "--relevant", "--tags", "python"]);
+    }
+    let mut sessions = 0;
+    while !explain(&daemon, "L-OLD", "python").contains("on probation") {
+        assert!(
+            sessions < 12,
+            "L-OLD still waiting after {sessions} sessions"
+        );
+        open_session(&daemon, &format!("s-{sessions}"), "python");
+        daemon.recorded();
+        sessions += 1;
+    }
+    assert_eq!(lesson_ids(&daemon, "python"), ["L-ANY"]);
+    // Then L-ANY no longer helps, until its own record filters it: the
+    // prompt shows a change. L-GO, written for another stack, is a
+    // candidate on it at 3 task points, and L-OLD is re-checked at 2:
+    // L-OLD comes after L-GO, by band, not before it as a re-check would.
+    let mut verdicts = 0;
+    while lesson_ids(&daemon, "python").contains(&"L-ANY".to_string()) {
+        assert!(verdicts < 6, "L-ANY still shown after {verdicts} verdicts");
+        daemon.json(&["feedback", "L-ANY", "--irrelevant", "--tags", "python"]);
+        verdicts += 1;
+    }
+    assert_eq!(lesson_ids(&daemon, "python"), ["L-GO", "L-OLD"]);
+    let why = explain(&daemon, "L-OLD", "python");
+    assert!(
+        why.contains("re-checked once, its verdict then decides; on a match below 3 points, it is set with the lessons written for another stack"),
+        "{why}"
+    );
+    let why = explain(&daemon, "L-GO", "python");
+    assert!(
+        why.contains("after every re-check of a filtered one on a match of 3 points (a re-check on a weaker match is set with it, by band)"),
+        "{why}"
+    );
+}
+
 /// A lesson about the compose stack, and one about image digests whose
 /// prompts mention the stack only in passing.
 const PASSING: &str = "lessons:

@@ -498,9 +498,10 @@ fn lesson(
     n.put("another_stack", f64::from(u8::from(another_stack)));
     if another_stack {
         n.say(format!(
-            "written for another stack: its own tags (a lesson given none: the words of its text) name [{}], workspaces memd has seen, and none of them is among [{}]; on a prompt it comes after every lesson that is not and after every re-check of a filtered one, and until it is judged relevant here it is a candidate only on a prompt that shows a change here (a lesson that had helped here held back from it by its own record, or two such lessons re-checked on it, their records over every showing filtering them): {}",
+            "written for another stack: its own tags (a lesson given none: the words of its text) name [{}], workspaces memd has seen, and none of them is among [{}]; on a prompt it comes after every lesson that is not and after every re-check of a filtered one on a match of {} points (a re-check on a weaker match is set with it, by band), and until it is judged relevant here it is a candidate only on a prompt that shows a change here (a lesson that had helped here held back from it by its own record, or two such lessons re-checked on it, their records over every showing filtering them): {}",
             context.seen.among(item.stack_words()).join(", "),
             facts.tags.join(", "),
+            lesson::PROBATION_SHOW_TASK_POINTS,
             match changed {
                 Some(change) => format!("this one does ({})", change.shown_by()),
                 None => "this one does not".to_string(),
@@ -821,8 +822,16 @@ fn lesson(
                     ),
                     _ => "filtered here".to_string(),
                 };
+                let order = if judged.weak_recheck_on(changed) {
+                    format!(
+                        "; on a match below {} points, it is set with the lessons written for another stack, by band, not before them",
+                        lesson::PROBATION_SHOW_TASK_POINTS
+                    )
+                } else {
+                    String::new()
+                };
                 format!(
-                    "a candidate, on probation: {held}, but the prompt shows a change here ({}, {:.0} prompts held back since its latest verdict), and what filters this one is older ({:.0} prompts held back since its latest verdict here): a lesson that did not help on the topic may now; re-checked once, its verdict then decides",
+                    "a candidate, on probation: {held}, but the prompt shows a change here ({}, {:.0} prompts held back since its latest verdict), and what filters this one is older ({:.0} prompts held back since its latest verdict here): a lesson that did not help on the topic may now; re-checked once, its verdict then decides{order}",
                     change.shown_by(),
                     change.held,
                     judged.assessment.as_deref().map_or(0.0, |a| a.held()),

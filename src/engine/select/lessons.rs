@@ -46,9 +46,23 @@ struct Candidate<'e> {
     manual: bool,
     pinned: bool,
     probation: bool,
+    /// A re-check on a change on a match below seed 001's strongest band
+    /// ([`Judged::weak_recheck_on`]).
+    weak_recheck: bool,
 }
 
 impl Candidate<'_> {
+    /// Whether it fits the workspace and whether it is a re-check, as
+    /// [`PromptRank::tier`] reads them: a weak re-check on a change
+    /// ([`Judged::weak_recheck_on`]) is read as a lesson written for
+    /// another stack.
+    fn rank_tier(&self) -> (bool, bool) {
+        (
+            !(self.another_stack || self.weak_recheck),
+            self.probation && !self.weak_recheck,
+        )
+    }
+
     /// Its learned evidence over the context's tags (none when nothing
     /// was learned about it).
     fn evidence(&self) -> Evidence {
@@ -300,6 +314,18 @@ impl Judged {
             && !a.turned()
             && a.held() > change.held
     }
+
+    /// memd: re-checked on `change` ([`Judged::rechecked_on`]) on a match
+    /// below seed 001's strongest band ([`PROBATION_SHOW_TASK_POINTS`]):
+    /// ordered with the lessons written for another stack, by band, not
+    /// before them ([`Candidate::rank_tier`]). Measured (the learning
+    /// bench, evaluator, 20%; chosen on seeds 25-40, reported on 41-56 and
+    /// 9-24): set before them, these re-checks, mostly on prompts about
+    /// another topic that shares words with the lesson, took the places of
+    /// the lessons for another stack that a drift made relevant.
+    pub(in crate::engine) fn weak_recheck_on(&self, change: Option<&Change>) -> bool {
+        self.band < PROBATION_SHOW_TASK_POINTS && self.rechecked_on(change)
+    }
 }
 
 // On a prompt a lesson needs seed 001's minimum similarity, which is the
@@ -511,10 +537,13 @@ fn on_change<'e>(
     pool: &mut Vec<Candidate<'e>>,
 ) {
     for (live, similarity, mut judged) in waiting {
+        let weak_recheck = judged.weak_recheck_on(change);
         judged.outcome = judged.on_prompt(change);
         if matches!(judged.outcome, Outcome::Candidate { .. }) {
             held_back.retain(|id| *id != live.item.id);
-            pool.push(candidate(facts, context, (live, similarity), judged));
+            let mut c = candidate(facts, context, (live, similarity), judged);
+            c.weak_recheck = weak_recheck;
+            pool.push(c);
         }
     }
 }
@@ -650,9 +679,10 @@ pub(super) fn lessons(
     let tag_rank = ranks_by_overlap(pool.iter().map(|c| c.overlap));
     let key = |i: usize| {
         let c = &pool[i];
+        let (fits, probation) = c.rank_tier();
         PromptRank {
-            fits: !c.another_stack,
-            probation: c.probation,
+            fits,
+            probation,
             band: c.band,
             fused: lesson::rrf(&[lexical_rank[i], tag_rank[i]]) + c.boost,
             similarity: c.similarity,
@@ -721,6 +751,7 @@ fn candidate<'e>(
         manual: judged.manual,
         pinned: judged.pinned,
         probation,
+        weak_recheck: false,
     }
 }
 
@@ -731,8 +762,8 @@ fn candidate<'e>(
 fn contenders(pool: &[Candidate<'_>], k: usize) -> Vec<usize> {
     // Group of (tier, band), best first: tier 0 band 3 is 0.
     let group = |c: &Candidate<'_>| {
-        PromptRank::tier(!c.another_stack, c.probation) * 4
-            + usize::from(3u8.saturating_sub(c.band.min(3)))
+        let (fits, probation) = c.rank_tier();
+        PromptRank::tier(fits, probation) * 4 + usize::from(3u8.saturating_sub(c.band.min(3)))
     };
     let mut counts = [0usize; 12];
     for c in pool {
