@@ -1272,12 +1272,7 @@ fn a_lesson_for_another_stack_is_a_candidate_only_where_a_lesson_that_helped_tur
     // Then it no longer does, until its own record here filters it: what
     // helped on the prompt's topic turned, so the lesson written for
     // another stack is a candidate on it.
-    let mut verdicts = 0;
-    while lesson_ids(&daemon, "python").contains(&"L-ANY".to_string()) {
-        assert!(verdicts < 6, "L-ANY still shown after {verdicts} verdicts");
-        daemon.json(&["feedback", "L-ANY", "--irrelevant", "--tags", "python"]);
-        verdicts += 1;
-    }
+    turn_l_any(&daemon);
     assert_eq!(lesson_ids(&daemon, "python"), ["L-GO"]);
     let why = explain("python");
     assert!(
@@ -1339,15 +1334,20 @@ fn a_lesson_filtered_before_a_change_is_re_checked_once_on_a_prompt_that_shows_i
 }
 
 /// L-ANY judged irrelevant with the python tag until the test prompt no
-/// longer shows it (its own record filters it: a change); then the prompt
-/// shows L-OLD alone, as a re-check.
-fn turn_l_any_then_see_l_old_re_checked(daemon: &Daemon) {
+/// longer shows it: its own record filters it, a change in that context
+/// once it had helped there.
+fn turn_l_any(daemon: &Daemon) {
     let mut verdicts = 0;
     while lesson_ids(daemon, "python").contains(&"L-ANY".to_string()) {
         assert!(verdicts < 6, "L-ANY still shown after {verdicts} verdicts");
         daemon.json(&["feedback", "L-ANY", "--irrelevant", "--tags", "python"]);
         verdicts += 1;
     }
+}
+
+/// [`turn_l_any`]; then the test prompt shows L-OLD alone, as a re-check.
+fn turn_l_any_then_see_l_old_re_checked(daemon: &Daemon) {
+    turn_l_any(daemon);
     let v = lessons_on_the_test_prompt(daemon, "python");
     assert_eq!(common::item_ids(&v), ["L-OLD"]);
     assert_eq!(
@@ -1363,20 +1363,20 @@ fn lessons_filtered_before_a_change_are_re_checked_on_a_two_point_match_that_sho
     re_checked_on_a_two_point_match_after_a_change(true);
 }
 
+/// L-OLD, which the test prompt matches at 2 task points, and L-ANY, at 3.
+const OLD_AND_ANY: &str = "lessons:
+  - id: L-OLD
+    text: Seed the fixtures before the integration tests
+  - id: L-ANY
+    text: Run the integration tests against a clean database
+";
+
 /// L-OLD, filtered here on verdicts older than a change that L-ANY shows,
 /// matched by the prompt at 2 task points, still waiting or (`on_probation`)
 /// on probation: re-checked once on the prompt that shows the change.
 fn re_checked_on_a_two_point_match_after_a_change(on_probation: bool) {
     let sandbox = Sandbox::new();
-    sandbox.write(
-        "lessons.yaml",
-        "lessons:
-  - id: L-OLD
-    text: Seed the fixtures before the integration tests
-  - id: L-ANY
-    text: Run the integration tests against a clean database
-",
-    );
+    sandbox.write("lessons.yaml", OLD_AND_ANY);
     let daemon = Daemon::start(&sandbox);
     let feedback = |id: &str, verdict: &str| {
         daemon.json(&["feedback", id, verdict, "--tags", "python"]);
@@ -1388,37 +1388,7 @@ fn re_checked_on_a_two_point_match_after_a_change(on_probation: bool) {
     };
     // The test prompt matches L-OLD at 2 task points, L-ANY at 3.
     assert_eq!((band("L-OLD"), band("L-ANY")), (2, 3));
-    // L-OLD did not help here; L-ANY did, three times. Still waiting,
-    // L-OLD did not help on more verdicts: it waits longer.
-    for _ in 0..3 {
-        feedback("L-OLD", "--irrelevant");
-        feedback("L-ANY", "--relevant");
-    }
-    if !on_probation {
-        for _ in 0..3 {
-            feedback("L-OLD", "--irrelevant");
-        }
-    }
-    // Sessions hold L-OLD back: its evidence ages, until its wait is over
-    // where it goes on probation (a 2-point match is too weak to re-check
-    // a record against it).
-    let mut sessions = 0;
-    let waited = |daemon: &Daemon, sessions: usize| {
-        if on_probation {
-            explain(daemon, "L-OLD", "python").contains("on probation")
-        } else {
-            sessions == 2
-        }
-    };
-    while !waited(&daemon, sessions) {
-        assert!(
-            sessions < 12,
-            "L-OLD still waiting after {sessions} sessions"
-        );
-        open_session(&daemon, &format!("s-{sessions}"), "python");
-        daemon.recorded();
-        sessions += 1;
-    }
+    hold_l_old_back(&daemon, on_probation);
     let why = explain(&daemon, "L-OLD", "python");
     let held = if on_probation {
         "on probation, and the prompt's task match is below 3 points"
@@ -1449,54 +1419,70 @@ fn re_checked_on_a_two_point_match_after_a_change(on_probation: bool) {
     assert!(!why.contains("the prompt shows a change here"), "{why}");
 }
 
+/// L-OLD judged irrelevant here three times, L-ANY relevant three times;
+/// still waiting (not `on_probation`), L-OLD did not help on three more
+/// verdicts: it waits longer. Then sessions hold L-OLD back, its evidence
+/// aging, until its wait is over where it goes on probation (a 2-point
+/// match is too weak to re-check a record against it), or for two
+/// sessions while it still waits.
+fn hold_l_old_back(daemon: &Daemon, on_probation: bool) {
+    let feedback = |id: &str, verdict: &str| {
+        daemon.json(&["feedback", id, verdict, "--tags", "python"]);
+    };
+    for _ in 0..3 {
+        feedback("L-OLD", "--irrelevant");
+        feedback("L-ANY", "--relevant");
+    }
+    if !on_probation {
+        for _ in 0..3 {
+            feedback("L-OLD", "--irrelevant");
+        }
+    }
+    let mut sessions = 0;
+    let waited = |sessions: usize| {
+        if on_probation {
+            explain(daemon, "L-OLD", "python").contains("on probation")
+        } else {
+            sessions == 2
+        }
+    };
+    while !waited(sessions) {
+        assert!(
+            sessions < 12,
+            "L-OLD still waiting after {sessions} sessions"
+        );
+        open_session(daemon, &format!("s-{sessions}"), "python");
+        daemon.recorded();
+        sessions += 1;
+    }
+}
+
 #[test]
 fn a_re_check_on_a_two_point_match_is_set_with_the_lessons_for_another_stack() {
     let sandbox = Sandbox::new();
     sandbox.write(
         "lessons.yaml",
-        "lessons:
-  - id: L-OLD
-    text: Seed the fixtures before the integration tests
-  - id: L-ANY
-    text: Run the integration tests against a clean database
-  - id: L-GO
+        format!(
+            "{OLD_AND_ANY}  - id: L-GO
     text: Run the integration tests with the race detector on
     tags: [go]
-",
+"
+        ),
     );
     let daemon = Daemon::start(&sandbox);
     session(&daemon, "s-go", "go");
     common::eventually("the Go session counted", || {
         explain(&daemon, "L-GO", "python").contains("name [go], workspaces memd has seen")
     });
-    // L-OLD did not help here; L-ANY did, three times. Sessions hold
-    // L-OLD back until it is on probation, and a 2-point match is too weak
-    // to re-check it.
-    for _ in 0..3 {
-        daemon.json(&["feedback", "L-OLD", "--irrelevant", "--tags", "python"]);
-        daemon.json(&["feedback", "L-ANY", "--relevant", "--tags", "python"]);
-    }
-    let mut sessions = 0;
-    while !explain(&daemon, "L-OLD", "python").contains("on probation") {
-        assert!(
-            sessions < 12,
-            "L-OLD still waiting after {sessions} sessions"
-        );
-        open_session(&daemon, &format!("s-{sessions}"), "python");
-        daemon.recorded();
-        sessions += 1;
-    }
+    // L-OLD did not help here, L-ANY did: L-OLD is on probation, and a
+    // 2-point match is too weak to re-check it.
+    hold_l_old_back(&daemon, true);
     assert_eq!(lesson_ids(&daemon, "python"), ["L-ANY"]);
     // Then L-ANY no longer helps, until its own record filters it: the
     // prompt shows a change. L-GO, written for another stack, is a
     // candidate on it at 3 task points, and L-OLD is re-checked at 2:
     // L-OLD comes after L-GO, by band, not before it as a re-check would.
-    let mut verdicts = 0;
-    while lesson_ids(&daemon, "python").contains(&"L-ANY".to_string()) {
-        assert!(verdicts < 6, "L-ANY still shown after {verdicts} verdicts");
-        daemon.json(&["feedback", "L-ANY", "--irrelevant", "--tags", "python"]);
-        verdicts += 1;
-    }
+    turn_l_any(&daemon);
     assert_eq!(lesson_ids(&daemon, "python"), ["L-GO", "L-OLD"]);
     let why = explain(&daemon, "L-OLD", "python");
     assert!(
