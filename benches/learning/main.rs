@@ -51,17 +51,20 @@
 //! the measured sessions showed to explore (re-checks of filtered lessons,
 //! lessons written for another stack) and how much of it was relevant, and
 //! the irrelevant lessons shown, by why they were not relevant;
-//! `MEMD_BENCH_DEBUG=1` traces each measured prompt's lessons (and each
-//! drift session that showed a stale lesson as a kept one, and the judge's
-//! noise as `memctl status` reads it when the drift begins and every five
-//! drift sessions) on stderr, and `MEMD_BENCH_FULL=1` with it each
-//! relevant lesson's whole explanation, not only its first lines;
+//! `MEMD_BENCH_DEBUG=1` traces each measured prompt's lessons before the
+//! hook asks (and each drift session that showed a stale lesson as a kept
+//! one, and the judge's noise as `memctl status` reads it when the drift
+//! begins and every five drift sessions) on stderr; its listing is a
+//! `memctl query` of its own, which memd counts as a showing (the one
+//! direct feedback without tags speaks of, a match towards the seed's
+//! match-count pin), so figures under it can differ from a plain run.
+//! `MEMD_BENCH_FULL=1` adds each relevant lesson's whole explanation, not
+//! only its first lines;
 //! `MEMD_BENCH_TRACE=1` prints each verdict a session's lessons get, and
 //! why (a wrong verdict, a lesson shown on another topic, another scope),
 //! and each lesson a prompt shows (`S session repository lesson topic
-//! relevant relevant-nowhere task-band explored`, the band -1 where `memctl
-//! query` does not rank it, explored `recheck`, `another-stack` or `-`,
-//! read only in the measured sessions and `-` outside them);
+//! relevant relevant-nowhere task-band explored`, as `memctl explain`
+//! reads it, explored `recheck`, `another-stack` or `-`);
 //! `MEMD_BENCH_MISSES=1` prints, for each relevant lesson a measured
 //! prompt's search reached and the prompt did not show, what `memctl
 //! explain` says of it (`MISS session repository lesson ...`): what
@@ -515,34 +518,27 @@ impl<'w> Run<'w> {
             input["prompt"] = json!(prompt);
             // Asked before the hook, in its session: what it decides.
             let rechecks = self.stale_rechecks(prompt, &cwd, &id);
-            let shown = self.hook("UserPromptSubmit", input);
+            // Traced before the hook too: after it, the showing it records
+            // ages what was held back, and the trace would read one prompt
+            // further on than the hook did.
             if std::env::var_os("MEMD_BENCH_DEBUG").is_some()
                 && n > MEASURED_FROM
                 && (n <= SESSIONS || self.drift.is_some())
             {
                 self.debug(n, repo, *topic, prompt, &cwd);
             }
+            let shown = self.hook("UserPromptSubmit", input);
             out.misses.prompts += 1;
             out.misses.short += usize::from(shown.len() < 3);
-            let why = if (MEASURED_FROM..=SESSIONS).contains(&n) && !shown.is_empty() {
-                self.dimensions(prompt, &cwd)
-            } else {
-                Default::default()
-            };
-            let traced = std::env::var_os("MEMD_BENCH_TRACE")
-                .is_some()
-                .then(|| self.ranked(prompt, &cwd));
+            let traced = std::env::var_os("MEMD_BENCH_TRACE").is_some();
+            let measured = (MEASURED_FROM..=SESSIONS).contains(&n);
             for lesson in &shown {
                 let l = self.lesson(lesson).unwrap();
                 let relevant = self.relevant(l, repo, *topic);
                 out.shown_on_prompt(l, relevant, *topic);
-                let (probation, another_stack) = why.get(lesson).copied().unwrap_or_default();
-                if let Some(ranked) = &traced {
-                    let band = ranked
-                        .iter()
-                        .find(|i| i["id"] == lesson.as_str())
-                        .and_then(|i| i["dimensions"]["task_band"].as_f64())
-                        .unwrap_or(-1.0);
+                let why = (measured || traced).then(|| self.dimensions(lesson, prompt, &cwd));
+                let (probation, another_stack, band) = why.unwrap_or((false, false, -1.0));
+                if traced {
                     let explored = if probation {
                         "recheck"
                     } else if another_stack {
@@ -557,9 +553,9 @@ impl<'w> Run<'w> {
                         u8::from(l.obsolete)
                     );
                 }
-                if probation {
+                if measured && probation {
                     out.explored.rechecks.count(relevant);
-                } else if another_stack {
+                } else if measured && another_stack {
                     out.explored.another_stack.count(relevant);
                 }
                 if rechecks.contains(lesson) {
@@ -630,25 +626,21 @@ impl<'w> Run<'w> {
         out
     }
 
-    /// For each lesson `memctl query` ranks on `prompt` in `cwd`: whether
-    /// it is on probation (a re-check) and whether it was written for
-    /// another stack. The hook's showings are ranked the same way (the
-    /// learned state changes only when a session is judged).
-    fn dimensions(
-        &self,
-        prompt: &str,
-        cwd: &Path,
-    ) -> std::collections::HashMap<String, (bool, bool)> {
-        self.ranked(prompt, cwd)
-            .iter()
-            .filter_map(|it| {
-                let d = &it["dimensions"];
-                Some((
-                    it["id"].as_str()?.to_string(),
-                    (d["probation"] == 1.0, d["another_stack"] == 1.0),
-                ))
-            })
-            .collect()
+    /// Of a lesson the hook showed on `prompt` in `cwd`, as `memctl
+    /// explain` reads it: whether it is on probation (a re-check), whether
+    /// it was written for another stack, and its task band. Explained, not
+    /// queried: a query of its own would count as a showing (the last one
+    /// direct feedback without tags speaks of, and a match towards the
+    /// seed's match-count pin), which the bench is not to add.
+    fn dimensions(&self, lesson: &str, prompt: &str, cwd: &Path) -> (bool, bool, f64) {
+        let cwd = cwd.display().to_string();
+        let ok = self.memctl_ok(&["explain", lesson, "--json", "--task", prompt, "--cwd", &cwd]);
+        let d = &ok["explanation"]["dimensions"];
+        (
+            d["probation"] == 1.0,
+            d["another_stack"] == 1.0,
+            d["task_band"].as_f64().unwrap_or(-1.0),
+        )
     }
 
     /// What `memctl query --json` ranks for `prompt` in `cwd`, each item
