@@ -7,8 +7,10 @@
 //! prompt that shows a change in the context ([`Noted::changed`]); a
 //! filtered one on probation only on a strong match, and on a prompt that
 //! shows a change, filtered on evidence older than the change, on a match
-//! of the band its wait counts ([`Judged::on_prompt`]). At session start
-//! (no task) the pinned lessons come in, best evidence first.
+//! of the band its wait counts ([`Judged::on_prompt`]); such a re-check on
+//! a match below the strongest band is ranked with the lessons written for
+//! another stack ([`Judged::weak_recheck_on`]). At session start (no task)
+//! the pinned lessons come in, best evidence first.
 
 use std::cmp::Ordering;
 
