@@ -248,7 +248,7 @@ pub(in crate::engine) enum Outcome {
     ProbationTooWeak,
     /// Written for another stack and not known to help here: a candidate,
     /// with its learned boost, only on a prompt that shows a change
-    /// ([`Outcome::on_prompt`]). Measured (the learning bench, evaluator,
+    /// ([`Judged::on_prompt`]). Measured (the learning bench, evaluator,
     /// 20% judge; chosen on seeds 1-4, reported on held-out seeds 9-16):
     /// explored instead in one session in 5 of the context, as before,
     /// it cost precision on every prompt (held out: stacks 0.824, sparse
