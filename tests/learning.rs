@@ -676,8 +676,8 @@ fn auto_pin_and_unpin_happen_at_the_seed_thresholds() {
     // Mixed verdicts: relevant in 14 of the context's 17 sessions (a pin
     // needs 80%), ending at 0.568, between the unpin line and the
     // relevance rule's 0.6. Filtered after three verdicts against it and
-    // lifted by two for it since, it is on trial, one relevant verdict
-    // owed.
+    // lifted by two for it since, it is on trial, two relevant verdicts
+    // owed (one more for it than against it since the run).
     let verdicts = std::iter::repeat_n("--relevant", 11).chain([
         "--irrelevant",
         "--relevant",
@@ -695,15 +695,17 @@ fn auto_pin_and_unpin_happen_at_the_seed_thresholds() {
     daemon.recorded();
     assert_eq!(pinned(), "auto for [ci, linux]", "the next match pins it");
     // On trial it is a re-check, shown on a strong match only; the owed
-    // verdict confirms it (0.998), and it is kept.
-    let log = daemon.json(&["log", "L-1"]);
-    let line = &log["ok"]["log"][0]["tags"][0];
-    assert_eq!(
-        (&line["trial"], &line["to_confirm"]),
-        (&true.into(), &1.into()),
-        "{log}"
-    );
+    // verdicts confirm it, and it is kept.
+    let trial = || {
+        let log = daemon.json(&["log", "L-1"]);
+        let line = &log["ok"]["log"][0]["tags"][0];
+        (line["trial"].clone(), line["to_confirm"].clone())
+    };
+    assert_eq!(trial(), (true.into(), 2.into()));
     daemon.json(&["feedback", "L-1", "--relevant", "--tags", "ci,linux"]);
+    assert_eq!(trial(), (true.into(), 1.into()));
+    daemon.json(&["feedback", "L-1", "--relevant", "--tags", "ci,linux"]);
+    assert_eq!(trial(), (false.into(), 0.into()));
     let recorder = daemon.json(&["status"])["ok"]["status"]["recorder"].clone();
     assert_eq!(
         (recorder["recorded"].as_u64(), recorder["dropped"].as_u64()),
@@ -985,7 +987,16 @@ fn a_filtered_lesson_judged_relevant_once_stays_a_re_check_until_confirmed() {
     let explained = explain(&daemon, "L-1", "python");
     assert!(explained.contains("on trial"), "{explained}");
     assert!(stdout(&daemon.memctl(&["log", "L-1"])).contains("on trial"));
-    // Confirmed by a second relevant verdict: kept.
+    // A second relevant verdict leaves the two since the run against it
+    // even: still on trial, one more owed.
+    feedback(&daemon, "--relevant");
+    let explained = explain(&daemon, "L-1", "python");
+    assert!(
+        explained.contains("on trial")
+            && explained.contains("one more relevant verdict confirms it"),
+        "{explained}"
+    );
+    // Confirmed by a third: kept.
     feedback(&daemon, "--relevant");
     let explained = explain(&daemon, "L-1", "python");
     assert!(explained.contains("kept, boost"), "{explained}");
@@ -1676,7 +1687,12 @@ fn a_lesson_its_passing_matches_turn_against_is_re_checked_on_its_own_topic() {
     assert!(on_trial.contains("is on trial"), "{on_trial}");
     assert!(on_trial.contains("it is still a re-check"), "{on_trial}");
     assert_eq!(probation(&daemon), Some(1.0.into()));
-    // Relevant again: confirmed, kept.
+    // Relevant again: as many for it since the run against it as
+    // against it, still on trial; a third confirms it, kept.
+    judge(STACK_PROMPT, "--relevant");
+    let even = explain_on(&daemon, "L-2", STACK_PROMPT);
+    assert!(even.contains("is on trial"), "{even}");
+    assert_eq!(probation(&daemon), Some(1.0.into()));
     judge(STACK_PROMPT, "--relevant");
     let kept = explain_on(&daemon, "L-2", STACK_PROMPT);
     assert!(kept.contains(": kept, boost"), "{kept}");

@@ -730,7 +730,7 @@ fn lesson(
             )
         }
         TagVerdict::Probation(b) if deciding.trial => format!(
-            "{over}: on trial: it was filtered {which}, and a judged session since found it relevant; until {} (memd: the verdicts since the run against it began, at most {} of them against it, on balance for it), it is shown only on a task match of {}, after the lessons that are kept ({})",
+            "{over}: on trial: it was filtered {which}, and a judged session since found it relevant; until {} (memd: the verdicts since the run against it began, at most {} of them against it, on balance for it: one more for it than against it), it is shown only on a task match of {}, after the lessons that are kept ({})",
             if deciding.to_confirm > 1.0 {
                 format!("{} more relevant verdicts confirm it", deciding.to_confirm.ceil())
             } else {
