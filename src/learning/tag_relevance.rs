@@ -166,8 +166,8 @@ pub struct TagScore {
     /// was filtered. On trial the item stays a re-check
     /// ([`TagVerdict::Probation`]) until a relevant verdict leaves its
     /// [`TagScore::balance`] at [`CONFIRMED_AT`]: the verdicts since the
-    /// run against it began are then on balance for it, and it is kept. A verdict that
-    /// takes it below the line filters it again. One verdict against a
+    /// run against it began are then on balance for it, and it is kept.
+    /// A verdict that takes it below the line filters it again. One verdict against a
     /// record that filtered it is as likely the judge's error as a change;
     /// the seed's EMA alone would keep the item on that one verdict.
     /// Measured (the learning bench, eight seeds, evaluator): a lesson gone
