@@ -2032,9 +2032,20 @@ fn two_irrelevant_verdicts_filter_in_their_repository_once_the_judge_is_read() {
     );
     // Never judged in another repository on the same stack: shown there.
     assert!(lesson_ids(&daemon, "python,django,billing").contains(&"L-1".to_string()));
-    // One relevant verdict here: on balance no longer against it.
+    // One relevant verdict here lifts it over the line, onto trial as a
+    // record the seed's rule filtered is: a re-check, shown on the test
+    // prompt, until two more confirm it.
     feedback("L-1", "--relevant", search);
     assert!(lesson_ids(&daemon, search).contains(&"L-1".to_string()));
+    let why = explain(&daemon, "L-1", search);
+    assert!(
+        why.contains("on trial") && why.contains("2 more relevant verdict"),
+        "{why}"
+    );
+    feedback("L-1", "--relevant", search);
+    feedback("L-1", "--relevant", search);
+    let why = explain(&daemon, "L-1", search);
+    assert!(why.contains("kept, boost"), "{why}");
 }
 
 #[test]

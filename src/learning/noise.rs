@@ -281,7 +281,7 @@ impl Agreement {
 
     /// The judge's error, where it is read and, one standard error high,
     /// under [`MAX_ERROR_FOR_ODDS`]: a few verdicts decide.
-    fn few_verdicts_decide(&self) -> Option<f64> {
+    pub(crate) fn few_verdicts_decide(&self) -> Option<f64> {
         self.judge_error_high()
             .filter(|&high| high < MAX_ERROR_FOR_ODDS)
             .and(self.judge_error())
@@ -402,6 +402,14 @@ impl Noise {
     /// [`Agreement::boost_share`].
     pub fn boost_share(&self) -> f64 {
         self.boost_share
+    }
+
+    /// Whether a context's own record may filter an item on
+    /// [`super::tag_relevance::MIN_EVALS_EARLY`] verdicts: the judge is
+    /// seen to be right often enough for a few of them to decide
+    /// ([`Agreement::odds`]).
+    pub fn early_filters(&self) -> bool {
+        self.agreement.few_verdicts_decide().is_some()
     }
 }
 

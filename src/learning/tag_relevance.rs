@@ -45,8 +45,10 @@
 //!   a re-check until the verdicts since the run against it began (at
 //!   most three of those) are on balance for it, one more for it than
 //!   against it ([`TagScore::trial`],
-//!   [`TagScore::balance`]); pinned, it is still shown at session start,
-//!   as the seed shows a pinned item its filter keeps
+//!   [`TagScore::balance`]), whichever rule filtered it, the seed's or
+//!   the early one on a context's own record ([`MIN_EVALS_EARLY`]);
+//!   pinned, it is still shown at session start, as the seed shows a
+//!   pinned item its filter keeps
 //!   ([`super::state::Assessment::kept_by_the_line`]). On a prompt that
 //!   shows a change in the context
 //!   (a lesson that had helped there is filtered there now,
@@ -207,13 +209,22 @@ impl TagScore {
     /// with `weight` ([`EVALUATOR_WEIGHT`] or [`FEEDBACK_WEIGHT`]). The
     /// evidence is new again: nothing held back since.
     pub fn record(self, raw: f64, weight: f64) -> TagScore {
-        self.record_at(raw, weight, NEGATIVE_SCORE_THRESHOLD)
+        self.record_at(raw, weight, NEGATIVE_SCORE_THRESHOLD, false)
     }
 
     /// [`TagScore::record`] with the filter line in use (`line`,
     /// [`super::noise::Agreement::filter_line`]): whether the verdict lifts
-    /// a filtered item over it onto trial.
-    pub fn record_at(self, raw: f64, weight: f64, line: f64) -> TagScore {
+    /// a filtered item over it onto trial. `early`: the score is a
+    /// context's own record ([`CONTEXT_RECORD`]) where the judge is seen
+    /// to be right often enough for the early rule to filter on it
+    /// ([`MIN_EVALS_EARLY`], [`super::noise::Noise::early_filters`]), so a
+    /// record with that many verdicts, every one against the item, is one
+    /// the rule filtered: a relevant verdict puts it on trial, as it does
+    /// a record the seed's rule filtered. The early rule also reads the
+    /// item's verdicts elsewhere; one judged relevant in almost every other
+    /// context is not filtered on two verdicts here, and is put on trial
+    /// all the same: a re-check, not a filter.
+    pub fn record_at(self, raw: f64, weight: f64, line: f64, early: bool) -> TagScore {
         let next = TagScore {
             score: ema(self.score, raw, weight),
             positive: self.positive + u32::from(raw > 0.0),
@@ -224,7 +235,7 @@ impl TagScore {
             verdicts: self.verdicts * (1.0 - EMA_ALPHA) + EMA_ALPHA,
             balance: 0,
         };
-        let filtered = self.filtered_at(line);
+        let filtered = self.filtered_at(line) || (early && self.filtered_early());
         let doubted = filtered || self.trial;
         let step = i32::from(raw > 0.0) - i32::from(raw < 0.0);
         let balance = (self.balance + step).max(-BALANCE_FLOOR);
@@ -290,6 +301,14 @@ impl TagScore {
     /// Below the filter `line` with enough judged sessions to filter.
     fn filtered_at(&self, line: f64) -> bool {
         filters(self.level(), f64::from(self.evals()), line)
+    }
+
+    /// Judged irrelevant [`MIN_EVALS_EARLY`] times and never relevant, before
+    /// the seed's [`MIN_EVALS_FOR_FILTER`]: what the early rule filters a
+    /// context's own record on.
+    fn filtered_early(&self) -> bool {
+        let evals = f64::from(self.evals());
+        self.positive == 0 && (MIN_EVALS_EARLY..MIN_EVALS_FOR_FILTER).contains(&evals)
     }
 
     /// Counts one prompt the item was held back from on this evidence.
@@ -972,6 +991,32 @@ mod tests {
             verdict(evidence([one(kept)])),
             TagVerdict::Boost(_)
         ));
+        // A context's own record judged irrelevant twice and never
+        // relevant is one the early rule filters: one relevant verdict
+        // (-0.51 -> -0.057, over the line) puts it on trial, owing two
+        // more, as a record the seed's rule filtered after two verdicts
+        // against it. Any other record is kept on it.
+        let line = NEGATIVE_SCORE_THRESHOLD;
+        let early = [-1.0, -1.0, 1.0]
+            .iter()
+            .fold(TagScore::default(), |s, &raw| {
+                s.record_at(raw, EVALUATOR_WEIGHT, line, true)
+            });
+        close(early.score, -0.057);
+        assert_eq!(
+            (early.balance, early.trial, early.to_confirm()),
+            (-1, true, 2)
+        );
+        let tag = run(TagScore::default(), &[-1.0, -1.0, 1.0]);
+        assert_eq!((tag.trial, tag.to_confirm()), (false, 0));
+        // One relevant verdict among the first two: not what the early
+        // rule filters, nothing to confirm.
+        let mixed = [-1.0, 1.0, 1.0]
+            .iter()
+            .fold(TagScore::default(), |s, &raw| {
+                s.record_at(raw, EVALUATOR_WEIGHT, line, true)
+            });
+        assert!(!mixed.trial, "{mixed:?}");
         // Filtered after two verdicts against it, two for it leave it on
         // trial, a third confirms it.
         let two = run(score(0.3, 3, 0), &[-1.0, -1.0]);

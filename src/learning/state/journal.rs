@@ -4,7 +4,9 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::keys::is_context_record;
 use super::{HashMap, Key, Learned, Match, PinChange, WEAK_MATCH};
+use crate::learning::noise::Noise;
 use crate::learning::tag_relevance::TagScore;
 
 /// One judgement as it was applied to an item's scores. The store keeps
@@ -28,12 +30,15 @@ pub struct Judgement {
 /// same (both are sums of the same terms; only rounding may differ).
 const REPLAY_TOLERANCE: f64 = 1e-9;
 
-/// The scores a run of judgements gives, from nothing, with the filter
-/// `line` in use ([`Learned::filter_line`]). A judgement made
+/// The scores a run of judgements gives, from nothing, with the judge's
+/// `noise` as it is now (the filter line, [`Learned::filter_line`], and
+/// whether a context's own record filters early, [`Noise::early_filters`]). A judgement made
 /// before weak-match evidence was kept apart (none of its tags is one) counted
 /// for every showing: it moves each tag's weak-match evidence too, as
 /// [`Learned::seed_weak`] has it.
-pub fn replay(journal: &[Judgement], line: f64) -> HashMap<Key, TagScore> {
+pub fn replay(journal: &[Judgement], noise: &Noise) -> HashMap<Key, TagScore> {
+    let line = noise.filter_line();
+    let early = noise.early_filters();
     let mut scores: HashMap<Key, TagScore> = HashMap::default();
     for judgement in journal {
         let before_weak = !judgement.tags.iter().any(|t| t.starts_with(WEAK_MATCH));
@@ -43,8 +48,9 @@ pub fn replay(journal: &[Judgement], line: f64) -> HashMap<Key, TagScore> {
             .filter(|_| before_weak)
             .map(|t| Match::Weak.key(t).into_owned());
         for tag in judgement.tags.iter().cloned().chain(weak) {
+            let early = early && is_context_record(&tag);
             let score = scores.entry(Key::from(tag)).or_default();
-            *score = score.record_at(judgement.raw, judgement.weight, line);
+            *score = score.record_at(judgement.raw, judgement.weight, line, early);
         }
     }
     scores
@@ -54,7 +60,7 @@ impl Learned {
     /// Whether `journal`, replayed, gives `item`'s scores as they are:
     /// every judgement that made them is in it.
     pub fn replays_to_current(&self, item: &str, journal: &[Judgement]) -> bool {
-        let replayed = replay(journal, self.filter_line());
+        let replayed = replay(journal, &self.noise);
         let current = self.tag_scores(item);
         let same = |a: &TagScore, b: &TagScore| {
             (a.score - b.score).abs() < REPLAY_TOLERANCE
@@ -83,7 +89,7 @@ impl Learned {
         tags: &[String],
     ) -> (Vec<(String, Option<TagScore>)>, Vec<PinChange>) {
         let before = self.tag_relevance.remove(item).unwrap_or_default();
-        let mut after = replay(journal, self.filter_line());
+        let mut after = replay(journal, &self.noise);
         for (tag, score) in after.iter_mut() {
             score.held = before.get(tag).map_or(0, |b| b.held);
         }

@@ -122,6 +122,14 @@ pub fn context_record(tags: &[String]) -> Option<String> {
     (!tags.is_empty()).then(|| format!("{CONTEXT_RECORD}{}", context_key(tags)))
 }
 
+/// Whether `key` names a context's own record ([`CONTEXT_RECORD`]), as
+/// any showing has it.
+pub fn is_context_record(key: &str) -> bool {
+    key.strip_prefix(WEAK_MATCH)
+        .unwrap_or(key)
+        .starts_with(CONTEXT_RECORD)
+}
+
 /// A context: its sorted, distinct tags joined by `,`.
 pub fn context_key(tags: &[String]) -> String {
     let mut sorted: Vec<&str> = tags.iter().map(String::as_str).collect();

@@ -35,7 +35,7 @@ pub use keys::{
 pub use pins::{Pin, PinChange};
 pub use seen::SeenTags;
 
-use keys::WEAK_EVERYWHERE;
+use keys::{is_context_record, WEAK_EVERYWHERE};
 
 /// The maps of learned state: keyed by item ids and tags, hashed fast (FxHash;
 /// ids and tags are not chosen by an adversary of the hash, and each query
@@ -451,6 +451,7 @@ impl Learned {
     ) -> (Vec<(String, TagScore)>, Vec<PinChange>) {
         let judged = self.judged_tags(own, tags, shown);
         let line = self.filter_line();
+        let early = self.noise.early_filters();
         let seeded = self.seed_weak(item);
         let scores = self.scores_entry(item);
         let mut updated: Vec<(String, TagScore)> = seeded
@@ -459,7 +460,7 @@ impl Learned {
             .collect();
         for tag in &judged {
             let score = scores.entry(Key::from(tag.as_str())).or_default();
-            *score = score.record_at(raw, weight, line);
+            *score = score.record_at(raw, weight, line, early && is_context_record(tag));
             updated.push((tag.clone(), *score));
         }
         let changes = self.review_pins(item, tags);

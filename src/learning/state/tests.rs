@@ -431,6 +431,28 @@ fn two_irrelevant_verdicts_filter_on_the_own_record_once_the_judge_is_read() {
     l.hold_back("L-1", &[], &here);
     let later = l.assess("L-1", &[], &here, Match::Strong);
     assert!(matches!(later.verdict, TagVerdict::Probation(_)));
+    // Judged relevant on that re-check: over the line, but on trial, as a
+    // record the seed's rule filtered is; kept once the verdicts since
+    // are on balance for it (three relevant after two against).
+    for owed in [2.0, 1.0] {
+        verdicts(&mut l, "L-1", &here, &[1.0]);
+        let trial = l.assess("L-1", &[], &here, Match::Strong);
+        let record = trial.record.unwrap();
+        assert!(record.level > l.filter_line(), "{record:?}");
+        assert!(matches!(trial.verdict, TagVerdict::Probation(_)));
+        assert_eq!((record.trial, record.to_confirm), (true, owed));
+    }
+    verdicts(&mut l, "L-1", &here, &[1.0]);
+    let kept = l.assess("L-1", &[], &here, Match::Strong);
+    assert!(matches!(kept.verdict, TagVerdict::Boost(_)));
+    // Before the judge is read the early rule filters nothing, and a
+    // relevant verdict after two against leaves nothing to confirm.
+    let mut unread = Learned::default();
+    unread.observe_session(&here);
+    verdicts(&mut unread, "L-1", &here, &[-1.0, -1.0, 1.0]);
+    let first = unread.assess("L-1", &[], &here, Match::Strong);
+    assert!(matches!(first.verdict, TagVerdict::Boost(_)));
+    assert!(!first.record.unwrap().trial);
 }
 
 #[test]
