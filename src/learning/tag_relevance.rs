@@ -215,15 +215,16 @@ impl TagScore {
     /// [`TagScore::record`] with the filter line in use (`line`,
     /// [`super::noise::Agreement::filter_line`]): whether the verdict lifts
     /// a filtered item over it onto trial. `early`: the score is a
-    /// context's own record ([`CONTEXT_RECORD`]) where the judge is seen
-    /// to be right often enough for the early rule to filter on it
-    /// ([`MIN_EVALS_EARLY`], [`super::noise::Noise::early_filters`]), so a
-    /// record with that many verdicts, every one against the item, is one
-    /// the rule filtered: a relevant verdict puts it on trial, as it does
-    /// a record the seed's rule filtered. The early rule also reads the
-    /// item's verdicts elsewhere; one judged relevant in almost every other
-    /// context is not filtered on two verdicts here, and is put on trial
-    /// all the same: a re-check, not a filter.
+    /// context's own record ([`CONTEXT_RECORD`], on strong or on passing
+    /// matches) where the judge is seen to be right often enough for the
+    /// early rule to filter on it ([`MIN_EVALS_EARLY`],
+    /// [`super::noise::Noise::early_filters`]), so a record with that many
+    /// verdicts, every one against the item, is one the rule filtered: a
+    /// relevant verdict puts it on trial, as it does a record the seed's
+    /// rule filtered. The early rule also reads the item's verdicts
+    /// elsewhere, and does not filter one judged relevant in almost every
+    /// other context on two verdicts here; such a record is put on trial
+    /// all the same, which makes it a re-check, not a filtered item.
     pub fn record_at(self, raw: f64, weight: f64, line: f64, early: bool) -> TagScore {
         let next = TagScore {
             score: ema(self.score, raw, weight),
@@ -575,7 +576,10 @@ pub const CONTEXT_RECORD: &str = "@";
 /// (the learning bench, evaluator, seeds 1-4 to choose, 9-16 to report):
 /// BENCHMARKS.md; from one judged session instead, the conventions team
 /// gained 0.04 in precision on seeds 1-4 but the sparse team lost 0.02 in
-/// recall on seeds 9-16, below learning off.
+/// recall on seeds 9-16, below learning off. A record it filtered that a
+/// relevant verdict lifts over the line is on trial ([`TagScore::trial`]),
+/// as one the seed's rule filtered is (measured: BENCHMARKS.md,
+/// "Learning").
 pub const MIN_EVALS_EARLY: f64 = 2.0;
 
 /// memd: an item judged irrelevant (on balance) in at least this many

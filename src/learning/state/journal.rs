@@ -32,10 +32,11 @@ const REPLAY_TOLERANCE: f64 = 1e-9;
 
 /// The scores a run of judgements gives, from nothing, with the judge's
 /// `noise` as it is now (the filter line, [`Learned::filter_line`], and
-/// whether a context's own record filters early, [`Noise::early_filters`]). A judgement made
-/// before weak-match evidence was kept apart (none of its tags is one) counted
-/// for every showing: it moves each tag's weak-match evidence too, as
-/// [`Learned::seed_weak`] has it.
+/// whether a context's own record filters early,
+/// [`Noise::early_filters`]). A judgement made before weak-match evidence
+/// was kept apart (none of its tags is one) counted for every showing: it
+/// moves each tag's weak-match evidence too, as [`Learned::seed_weak`] has
+/// it.
 pub fn replay(journal: &[Judgement], noise: &Noise) -> HashMap<Key, TagScore> {
     let line = noise.filter_line();
     let early = noise.early_filters();
