@@ -98,7 +98,7 @@ const BALANCE_FLOOR: i32 = MIN_EVALS_FOR_FILTER as i32;
 /// precision within 0.003 in every world and set, recall within 0.002
 /// but busy's, 0.004 to 0.005 lower in each set. BENCHMARKS.md,
 /// "Learning".)
-const CONFIRMED_AT: i32 = 1;
+pub const CONFIRMED_AT: i32 = 1;
 
 /// Boost/penalty weight applied to the ranking score.
 pub const RELEVANCE_WEIGHT: f64 = 0.01;

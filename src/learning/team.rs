@@ -55,7 +55,7 @@ pub const MAX_LINE_BYTES: usize = 4096;
 /// How far in the future an event's time may be (clocks differ).
 pub const FUTURE_SLACK_SECS: i64 = 600;
 /// Problems kept per file (the count goes on).
-const PROBLEMS_KEPT: usize = 20;
+pub const PROBLEMS_KEPT: usize = 20;
 
 /// One verdict, as a line of a member's file.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
