@@ -169,9 +169,10 @@ pub struct TagScore {
     /// ([`TagVerdict::Probation`]) until a relevant verdict leaves its
     /// [`TagScore::balance`] at [`CONFIRMED_AT`]: the verdicts since the
     /// run against it began are then on balance for it, and it is kept.
-    /// A verdict that takes it below the line filters it again. One verdict against a
-    /// record that filtered it is as likely the judge's error as a change;
-    /// the seed's EMA alone would keep the item on that one verdict.
+    /// A verdict that takes it below the line filters it again. One
+    /// verdict against a record that filtered it is as likely the judge's
+    /// error as a change; the seed's EMA alone would keep the item on that
+    /// one verdict.
     /// Measured (the learning bench, eight seeds, evaluator): a lesson gone
     /// stale in a drift last shown as a kept one at session 23 without a
     /// trial, 11 with one confirmed by the next relevant verdict; BENCHMARKS.md

@@ -4,8 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::keys::is_context_record;
-use super::{HashMap, Key, Learned, Match, PinChange, WEAK_MATCH};
+use super::{apply, HashMap, Key, Learned, Match, PinChange, WEAK_MATCH};
 use crate::learning::noise::Noise;
 use crate::learning::tag_relevance::TagScore;
 
@@ -38,8 +37,6 @@ const REPLAY_TOLERANCE: f64 = 1e-9;
 /// moves each tag's weak-match evidence too, as [`Learned::seed_weak`] has
 /// it.
 pub fn replay(journal: &[Judgement], noise: &Noise) -> HashMap<Key, TagScore> {
-    let line = noise.filter_line();
-    let early = noise.early_filters();
     let mut scores: HashMap<Key, TagScore> = HashMap::default();
     for judgement in journal {
         let before_weak = !judgement.tags.iter().any(|t| t.starts_with(WEAK_MATCH));
@@ -49,9 +46,8 @@ pub fn replay(journal: &[Judgement], noise: &Noise) -> HashMap<Key, TagScore> {
             .filter(|_| before_weak)
             .map(|t| Match::Weak.key(t).into_owned());
         for tag in judgement.tags.iter().cloned().chain(weak) {
-            let early = early && is_context_record(&tag);
-            let score = scores.entry(Key::from(tag)).or_default();
-            *score = score.record_at(judgement.raw, judgement.weight, line, early);
+            let score = scores.entry(Key::from(tag.as_str())).or_default();
+            *score = apply(*score, &tag, judgement.raw, judgement.weight, noise);
         }
     }
     scores

@@ -450,8 +450,7 @@ impl Learned {
         weight: f64,
     ) -> (Vec<(String, TagScore)>, Vec<PinChange>) {
         let judged = self.judged_tags(own, tags, shown);
-        let line = self.filter_line();
-        let early = self.noise.early_filters();
+        let noise = self.noise;
         let seeded = self.seed_weak(item);
         let scores = self.scores_entry(item);
         let mut updated: Vec<(String, TagScore)> = seeded
@@ -460,12 +459,22 @@ impl Learned {
             .collect();
         for tag in &judged {
             let score = scores.entry(Key::from(tag.as_str())).or_default();
-            *score = score.record_at(raw, weight, line, early && is_context_record(tag));
+            *score = apply(*score, tag, raw, weight, &noise);
             updated.push((tag.clone(), *score));
         }
         let changes = self.review_pins(item, tags);
         (updated, changes)
     }
+}
+
+/// One verdict (`raw` with `weight`) on the score an item keeps under
+/// `key`, read with the judge's `noise`: the filter line in use, and
+/// whether the early rule filters the record it names
+/// ([`TagScore::record_at`]). What a judgement and its replay from the
+/// journal both apply.
+fn apply(score: TagScore, key: &str, raw: f64, weight: f64, noise: &Noise) -> TagScore {
+    let early = noise.early_filters() && is_context_record(key);
+    score.record_at(raw, weight, noise.filter_line(), early)
 }
 
 #[cfg(test)]
